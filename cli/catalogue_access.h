@@ -1,0 +1,22 @@
+// Shared by the subcommands: finding the catalogue and turning names given on the command
+// line (or in a scenario) into decoded descriptions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalogue.h"
+#include "hw/gpu.h"
+#include "hw/host.h"
+#include "workloads/model.h"
+
+namespace vramsim::cli {
+
+// --configs DIR, else the default search (see Catalogue::locate). Throws UsageError.
+config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir);
+
+// Every model in the catalogue, decoded (used for "a smaller model that fits").
+std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue);
+
+}  // namespace vramsim::cli

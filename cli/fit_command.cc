@@ -1,0 +1,245 @@
+// `vramsim fit`: will this model fit on this card, and how fast will it decode?
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/catalogue_access.h"
+#include "cli/commands.h"
+#include "core/config_reader.h"
+#include "core/json.h"
+#include "core/units.h"
+#include "workloads/fit.h"
+
+namespace vramsim::cli {
+namespace {
+
+constexpr std::int64_t kDefaultContext = 8192;
+
+const char* kHelp = R"(usage: vramsim fit --model M --gpu G [options]
+
+Will the model fit on the card, and how fast will it decode? (the memory-budget model,
+docs/memory-model.md)
+
+  --model M          catalogue name (vramsim list models) or a model YAML file
+  --gpu G            catalogue name (vramsim list gpus) or a GPU YAML file
+  --quant Q          weights format (default: the model's native format)
+  --context N        context window in tokens (default 8192, capped at the model's maximum)
+  --kv-type T        KV-cache element type for keys and values (default f16)
+  --kv-type-k T      ... for keys only;  --kv-type-v T  ... for values only
+  --concurrency N    concurrent sequences, each with its own KV cache (default 1)
+  --gpus N           identical cards, model split by pipeline parallelism (default 1)
+  --host H           host (vramsim list hosts): offload what does not fit to system RAM
+  --set key=value    override any field, e.g. --set gpu.memory.capacity=48GiB
+  --configs DIR      catalogue directory (default: the installed or source configs/)
+  --json             print one JSON object (docs/json-schema.md)
+)";
+
+config::Node named(const std::string& value, const std::string& option) {
+  return config::Node::scalar(value, config::Origin{option + " " + value, 0, 0});
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / units::kGiB);
+  return buf;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string unknown_name(const std::string& what, const std::string& name, const std::vector<std::string>& known) {
+  std::string message = "unknown " + what + " \"" + name + "\"";
+  auto near = config::nearest_names(name, known);
+  if (!near.empty()) {
+    message += " (did you mean ";
+    for (std::size_t i = 0; i < near.size(); ++i) message += (i ? ", " : "") + near[i];
+    message += "?)";
+  }
+  message += "; known: ";
+  for (std::size_t i = 0; i < known.size(); ++i) message += (i ? " " : "") + known[i];
+  return message;
+}
+
+workloads::FitQuery build_query(const Args& args, const config::Catalogue& catalogue,
+                                const workloads::FormatTables& formats) {
+  config::Node root = config::Node::map(config::Origin{"command line", 0, 0});
+  root.set("model", named(args.require("--model"), "--model"));
+  root.set("gpu", named(args.require("--gpu"), "--gpu"));
+  if (auto host = args.get("--host")) root.set("host", named(*host, "--host"));
+  for (const auto& assignment : args.all("--set")) {
+    auto applied = config::apply_override(root, assignment);
+    if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
+  }
+  config::MapReader r(root, "");
+  workloads::FitQuery q;
+  q.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");
+  q.gpu = hw::decode_gpu(catalogue.resolve("gpus", "GPU", r.any("gpu"), "gpu"), "gpu");
+  if (const config::Node* host = r.optional_any("host"))
+    q.host = hw::decode_host(catalogue.resolve("hosts", "host", *host, "host"), "host");
+  r.finish();
+
+  const std::string quant = args.get("--quant").value_or(q.model.native_format);
+  const workloads::WeightFormat* w = formats.weight(quant);
+  if (!w) throw UsageError("--quant: " + unknown_name("weights format", quant, formats.weight_names()));
+  q.quant = *w;
+
+  const std::string kv_both = args.get("--kv-type").value_or("f16");
+  auto kv = [&](const std::string& option) {
+    const std::string name = args.get(option).value_or(kv_both);
+    const workloads::KvType* t = formats.kv(name);
+    if (!t) throw UsageError(option + ": " + unknown_name("KV-cache type", name, formats.kv_names()));
+    return *t;
+  };
+  q.kv_k = kv(args.get("--kv-type-k") ? "--kv-type-k" : "--kv-type");
+  q.kv_v = kv(args.get("--kv-type-v") ? "--kv-type-v" : "--kv-type");
+  q.context_tokens = args.integer("--context", std::min(kDefaultContext, q.model.max_context), 0, std::int64_t{1} << 40);
+  q.concurrency = static_cast<int>(args.integer("--concurrency", 1, 1, 1 << 20));
+  q.gpus = static_cast<int>(args.integer("--gpus", 1, 1, 1024));
+  return q;
+}
+
+void write_footprint(json::Writer& j, const workloads::Footprint& f) {
+  j.field("weights_gib", f.weights / units::kGiB)
+      .field("kv_gib", f.kv / units::kGiB)
+      .field("overhead_gib", f.overhead / units::kGiB)
+      .field("total_gib", f.total / units::kGiB);
+}
+
+void write_suggestion(json::Writer& j, const workloads::Suggestion& s) {
+  j.begin_object().field("kind", s.kind).field("change", s.change);
+  write_footprint(j, s.footprint);
+  j.field("fits", s.fits);
+  j.key("decode_tok_s");
+  if (s.fits)
+    j.value(s.decode_tok_s);
+  else
+    j.null();
+  j.end_object();
+}
+
+std::string to_json(const workloads::FitReport& rep) {
+  const auto& q = rep.query;
+  json::Writer j;
+  j.begin_object()
+      .field("model", q.model.name)
+      .field("gpu", q.gpu.name)
+      .field("gpus", q.gpus)
+      .field("quant", q.quant.name)
+      .field("bits_per_weight", q.quant.bits_per_weight)
+      .field("context_tokens", static_cast<std::int64_t>(q.context_tokens))
+      .field("kv_type_k", q.kv_k.name)
+      .field("kv_type_v", q.kv_v.name)
+      .field("concurrency", q.concurrency);
+  write_footprint(j, rep.footprint);
+  j.field("usable_gib", rep.usable_bytes / units::kGiB)
+      .field("usable_share", workloads::usable_share(q.gpu.gpu_class, q.gpus))
+      .field("fits", rep.fits)
+      .field("headroom_gib", rep.headroom_bytes / units::kGiB)
+      .field("kv_gib_per_1k_tokens", rep.kv_bytes_per_1k_tokens / units::kGiB)
+      .field("max_context_tokens", static_cast<std::int64_t>(rep.max_context_tokens))
+      .field("bytes_per_token_gb", rep.bytes_per_token / units::kGB)
+      .field("decode_efficiency", rep.decode_efficiency)
+      .field("gpu_decode_tok_s", rep.gpu_decode_tok_s)
+      .field("decode_tok_s", rep.decode_tok_s)
+      .field("resident_fraction", rep.resident_fraction);
+  j.key("host");
+  if (q.host)
+    j.value(q.host->name);
+  else
+    j.null();
+  j.key("suggestions").begin_array();
+  for (const auto& s : rep.suggestions) write_suggestion(j, s);
+  j.end_array();
+  j.key("smaller_model");
+  if (rep.smaller_model)
+    write_suggestion(j, *rep.smaller_model);
+  else
+    j.null();
+  j.field("smaller_model_faster", rep.smaller_model_faster);
+  j.end_object();
+  return j.str() + "\n";
+}
+
+std::string to_table(const workloads::FitReport& rep) {
+  const auto& q = rep.query;
+  std::ostringstream o;
+  o << "vramsim fit: " << q.model.display_name << " on " << q.gpus << " x " << q.gpu.display_name << "\n"
+    << "  " << q.quant.name << " (" << fixed(q.quant.bits_per_weight, 2) << " bits/weight), context "
+    << q.context_tokens << " tokens, KV " << q.kv_k.name << "/" << q.kv_v.name << ", " << q.concurrency
+    << (q.concurrency == 1 ? " sequence" : " sequences") << "\n\n";
+  o << "  weights      " << gib(rep.footprint.weights) << "\n"
+    << "  KV cache     " << gib(rep.footprint.kv) << "   (" << fixed(rep.kv_bytes_per_1k_tokens / units::kGiB, 4)
+    << " GiB per 1,024 tokens)\n"
+    << "  overhead     " << gib(rep.footprint.overhead) << "   (0.65 GiB + 8% of weights and KV)\n"
+    << "  total        " << gib(rep.footprint.total) << "\n"
+    << "  usable       " << gib(rep.usable_bytes) << "   ("
+    << fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) << "% of " << q.gpus << " x "
+    << gib(q.gpu.memory_bytes) << ", " << hw::to_string(q.gpu.gpu_class) << (q.gpus > 1 ? ", split" : "") << ")\n";
+  if (rep.fits)
+    o << "  fits         yes, " << gib(rep.headroom_bytes) << " headroom\n";
+  else
+    o << "  fits         NO, " << gib(-rep.headroom_bytes) << " short\n";
+  o << "  max context  " << rep.max_context_tokens << " tokens"
+    << (rep.max_context_tokens == q.model.max_context ? " (the model's maximum)" : "") << "\n";
+  o << "  decode       ";
+  if (rep.fits) {
+    o << fixed(rep.gpu_decode_tok_s, 1) << " tok/s   (" << units::format_bandwidth(q.gpu.memory_bandwidth) << " x "
+      << fixed(rep.decode_efficiency, 2) << " / " << fixed(rep.bytes_per_token / units::kGB, 2)
+      << " GB read per token)\n";
+  } else if (rep.decode_tok_s) {
+    o << fixed(*rep.decode_tok_s, 1) << " tok/s with " << fixed(100 * rep.resident_fraction, 1) << "% resident, the rest from "
+      << q.host->name << " RAM (" << units::format_bandwidth(q.host->memory_bandwidth) << "); all on the GPU it would be "
+      << fixed(rep.gpu_decode_tok_s, 1) << " tok/s\n";
+  } else {
+    o << "does not run: " << fixed(100 * rep.resident_fraction, 1)
+      << "% would be resident; pass --host to estimate offload to system RAM\n";
+  }
+  if (!rep.fits) {
+    o << "\n  to make it fit, cheapest first:\n";
+    for (const auto& s : rep.suggestions) {
+      o << "    " << s.change << ": total " << gib(s.footprint.total) << (s.fits ? ", fits" : ", still too large");
+      if (s.fits) o << ", " << fixed(s.decode_tok_s, 1) << " tok/s";
+      o << "\n";
+    }
+    if (rep.smaller_model) {
+      o << "    " << rep.smaller_model->change << " (a smaller model): total " << gib(rep.smaller_model->footprint.total)
+        << ", fits, " << fixed(rep.smaller_model->decode_tok_s, 1) << " tok/s";
+      if (rep.smaller_model_faster) o << ": faster than this model offloaded";
+      o << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace
+
+int fit_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"--model", "--gpu", "--quant", "--context", "--kv-type", "--kv-type-k", "--kv-type-v",
+                     "--concurrency", "--gpus", "--host", "--configs"};
+  spec.flags = {"--json", "--help"};
+  spec.repeated = {"--set"};
+  Args args(argv, spec);
+  if (args.flag("--help")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (!args.positional().empty()) throw UsageError("fit takes no positional arguments, got \"" + args.positional()[0] + "\"");
+  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
+  workloads::FitQuery query = build_query(args, catalogue, formats);
+  workloads::FitReport report;
+  try {
+    report = workloads::analyse_fit(query, formats, all_models(catalogue));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  std::cout << (args.flag("--json") ? to_json(report) : to_table(report));
+  return 0;
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,39 @@
+// `vramsim import-model CONFIG.json --name NAME [-o FILE]`: a catalogue model from a Hugging
+// Face config.json.
+#include <fstream>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "core/config_reader.h"
+#include "workloads/hf_import.h"
+
+namespace vramsim::cli {
+
+int import_model_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"--name", "-o", "--output"};
+  spec.flags = {"--help"};
+  Args args(argv, spec);
+  if (args.flag("--help") || args.positional().size() != 1) {
+    std::cout << "usage: vramsim import-model CONFIG.json --name NAME [--output FILE]\n\n"
+                 "Writes a catalogue model description (YAML) computed from a Hugging Face config.json:\n"
+                 "layers, heads, attention layout, experts and parameter counts. Without --output it\n"
+                 "prints to stdout; copy the file to configs/models/NAME.yaml to use it by name.\n";
+    return args.flag("--help") ? 0 : 2;
+  }
+  const std::string name = args.require("--name");
+  auto imported = workloads::import_hf_config(args.positional()[0], name);
+  if (!imported) throw config::ConfigError(imported.error());
+  if (auto out = args.get("--output")) {
+    std::ofstream file(*out);
+    if (!file) throw UsageError("cannot write " + *out);
+    file << imported->yaml;
+    std::cerr << "wrote " << *out << "\n";
+  } else {
+    std::cout << imported->yaml;
+  }
+  return 0;
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,62 @@
+// The `vramsim` binary: dispatches to subcommands and is the one place that prints an error
+// and chooses the exit status (0 success, 1 a run that failed, 2 bad usage or configuration).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "core/config_reader.h"
+
+namespace {
+
+const char* kUsage = R"(usage: vramsim COMMAND [options]
+
+commands:
+  fit            will a model fit on a card, and how fast will it decode (memory-budget model)
+  list           list the catalogue: gpus, links, hosts, models, formats
+  import-model   write a catalogue model from a Hugging Face config.json
+  version        print the version
+
+Run `vramsim COMMAND --help` for a command's options. Docs: docs/ in the source tree.
+)";
+
+int dispatch(const std::string& command, const std::vector<std::string>& rest) {
+  using namespace vramsim::cli;
+  if (command == "fit") return fit_command(rest);
+  if (command == "list") return list_command(rest);
+  if (command == "import-model") return import_model_command(rest);
+  if (command == "version" || command == "--version") {
+    std::cout << "vramsim " << VRAMSIM_VERSION << "\n";
+    return 0;
+  }
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  throw UsageError("unknown command \"" + command + "\"");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string command = args.front();
+  args.erase(args.begin());
+  try {
+    return dispatch(command, args);
+  } catch (const vramsim::cli::UsageError& e) {
+    std::cerr << "vramsim " << command << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const vramsim::config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "vramsim " << command << ": internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,17 @@
+# Compiler settings for vramsim's own targets: warnings (errors with VRAMSIM_WERROR),
+# sanitizers (VRAMSIM_SANITIZE). Third-party headers are included as SYSTEM so that their
+# warnings never fail our build.
+
+function(vramsim_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+                                           -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual)
+  if(VRAMSIM_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+endfunction()
+
+if(VRAMSIM_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,47 @@
+// The catalogue: named descriptions under configs/ (gpus/, links/, hosts/, models/, formats/).
+//
+// A config refers to a catalogue entry in one of three ways, all resolved here:
+//   gpu: rtx-4090                                   a catalogue name
+//   gpu: my-cards/a6000.yaml                        a YAML file (relative to the working directory)
+//   gpu: { preset: rtx-5090, memory: { capacity: 48GiB } }   a preset plus overrides
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config_tree.h"
+#include "core/result.h"
+
+namespace vramsim::config {
+
+class Catalogue {
+ public:
+  explicit Catalogue(std::filesystem::path root) : root_(std::move(root)) {}
+
+  // Finds the configs/ directory, first match wins: `explicit_dir` (the --configs option),
+  // $VRAMSIM_CONFIGS, <dir of the executable>/../share/vramsim/configs (an installed tree),
+  // then the source tree the binary was built from.
+  static Result<Catalogue> locate(const std::string& explicit_dir);
+
+  const std::filesystem::path& root() const { return root_; }
+
+  // Entry names of one kind ("gpus"), sorted.
+  std::vector<std::string> names(std::string_view kind) const;
+
+  // Resolves `ref` (see above) into the entry's merged description. `what` is the singular
+  // noun for messages ("GPU"). Throws ConfigError pointing at `ref` on an unknown name or an
+  // unreadable file, listing the nearest catalogue names.
+  Node resolve(std::string_view kind, std::string_view what, const Node& ref, const std::string& key_path) const;
+
+  // Loads configs/<relative> (for single-file tables such as formats/weights.yaml).
+  Node load(const std::string& relative) const;
+
+ private:
+  Node load_named(std::string_view kind, std::string_view what, const Node& name_node,
+                  const std::string& key_path) const;
+  std::filesystem::path root_;
+};
+
+}  // namespace vramsim::config

@@ -1,0 +1,209 @@
+#include "core/config_tree.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace vramsim::config {
+
+std::string to_string(const Origin& origin) {
+  if (origin.line <= 0) return origin.source;
+  return origin.source + ":" + std::to_string(origin.line) + ":" + std::to_string(origin.column);
+}
+
+Node Node::scalar(std::string text, Origin origin) {
+  Node n;
+  n.kind_ = Kind::Scalar;
+  n.text_ = std::move(text);
+  n.origin_ = std::move(origin);
+  return n;
+}
+
+Node Node::map(Origin origin) {
+  Node n;
+  n.kind_ = Kind::Map;
+  n.origin_ = std::move(origin);
+  return n;
+}
+
+const Node* Node::find(std::string_view key) const {
+  for (const auto& [k, v] : entries_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Node* Node::find(std::string_view key) {
+  for (auto& [k, v] : entries_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Node& Node::set(std::string key, Node value) {
+  if (kind_ != Kind::Map) throw std::logic_error("Node::set on a non-map");
+  if (Node* existing = find(key)) {
+    *existing = std::move(value);
+    return *existing;
+  }
+  entries_.emplace_back(std::move(key), std::move(value));
+  return entries_.back().second;
+}
+
+void Node::merge_from(const Node& overlay) {
+  if (kind_ == Kind::Map && overlay.kind_ == Kind::Map) {
+    for (const auto& [key, value] : overlay.entries_) {
+      if (Node* mine = find(key))
+        mine->merge_from(value);
+      else {
+        entries_.emplace_back(key, value);
+        key_origins_.emplace_back(key, overlay.key_origin(key));
+      }
+    }
+    return;
+  }
+  *this = overlay;
+}
+
+Origin Node::key_origin(std::string_view key) const {
+  for (const auto& [k, o] : key_origins_)
+    if (k == key) return o;
+  const Node* value = find(key);
+  return value ? value->origin() : origin_;
+}
+
+void Node::relabel(const Origin& origin) {
+  origin_ = origin;
+  for (auto& ko : key_origins_) ko.second = origin;
+  for (auto& entry : entries_) entry.second.relabel(origin);
+  for (auto& item : items_) item.relabel(origin);
+}
+
+std::string Node::describe() const {
+  switch (kind_) {
+    case Kind::Null: return "nothing";
+    case Kind::Scalar: return "\"" + text_ + "\"";
+    case Kind::Map: return "a mapping";
+    case Kind::Sequence: return "a list";
+  }
+  return "?";
+}
+
+// Converts yaml-cpp nodes (0-based marks) into Nodes (1-based origins).
+class TreeBuilder {
+ public:
+  explicit TreeBuilder(std::string source) : source_(std::move(source)) {}
+
+  Node build(const YAML::Node& y) {
+    Node n;
+    n.origin_ = origin(y.Mark());
+    switch (y.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        n.kind_ = Node::Kind::Null;
+        break;
+      case YAML::NodeType::Scalar:
+        n.kind_ = Node::Kind::Scalar;
+        n.text_ = y.Scalar();
+        break;
+      case YAML::NodeType::Sequence:
+        n.kind_ = Node::Kind::Sequence;
+        for (const auto& item : y) n.items_.push_back(build(item));
+        break;
+      case YAML::NodeType::Map:
+        n.kind_ = Node::Kind::Map;
+        for (const auto& kv : y) {
+          if (!kv.first.IsScalar())
+            throw Failure{to_string(origin(kv.first.Mark())) + ": error: keys must be plain names"};
+          std::string key = kv.first.Scalar();
+          if (n.find(key))
+            throw Failure{to_string(origin(kv.first.Mark())) + ": error: duplicate key \"" + key + "\""};
+          n.key_origins_.emplace_back(key, origin(kv.first.Mark()));
+          n.entries_.emplace_back(std::move(key), build(kv.second));
+        }
+        break;
+    }
+    return n;
+  }
+
+  struct Failure {
+    std::string message;
+  };
+
+ private:
+  Origin origin(const YAML::Mark& m) const {
+    if (m.is_null()) return Origin{source_, 0, 0};
+    return Origin{source_, m.line + 1, m.column + 1};
+  }
+  std::string source_;
+};
+
+Result<Node> parse_yaml(std::string_view text, const std::string& source) {
+  try {
+    YAML::Node doc = YAML::Load(std::string(text));
+    TreeBuilder builder(source);
+    return builder.build(doc);
+  } catch (const YAML::Exception& e) {
+    Origin where{source, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
+    return Error{to_string(where) + ": error: malformed YAML: " + e.msg};
+  } catch (const TreeBuilder::Failure& f) {
+    return Error{f.message};
+  }
+}
+
+Result<Node> load_yaml_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": error: cannot open file"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_yaml(text.str(), path);
+}
+
+Status apply_override(Node& root, std::string_view assignment) {
+  const Origin cli{"--set " + std::string(assignment), 0, 0};
+  auto eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return Error{"error: --set expects key.path=value, got \"" + std::string(assignment) + "\""};
+  std::string_view path = assignment.substr(0, eq);
+  std::string_view value_text = assignment.substr(eq + 1);
+
+  auto parsed = parse_yaml(value_text, cli.source);
+  if (!parsed) return Error{"error: --set " + std::string(path) + ": the value is not valid YAML: " +
+                            std::string(value_text)};
+  Node value = std::move(parsed).value();
+  // Values from the command line carry the override itself as their origin.
+  value.relabel(cli);
+
+  if (!root.is_map()) root = Node::map(Origin{root.origin().source, 0, 0});
+  Node* cursor = &root;
+  std::size_t start = 0;
+  while (true) {
+    auto dot = path.find('.', start);
+    std::string key(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (key.empty()) return Error{"error: --set: empty key in \"" + std::string(path) + "\""};
+    if (dot == std::string_view::npos) {
+      Node replacement = value.is_null() ? Node::scalar("", cli) : value;
+      Node* existing = cursor->find(key);
+      if (existing && existing->is_map() && replacement.is_map())
+        existing->merge_from(replacement);
+      else
+        cursor->set(key, std::move(replacement));
+      return Ok{};
+    }
+    Node* next = cursor->find(key);
+    if (!next) {
+      next = &cursor->set(key, Node::map(cli));
+    } else if (next->is_scalar() && !next->text().empty()) {
+      // `gpu: rtx-4090` overridden by `--set gpu.memory.capacity=48GiB`: a catalogue name
+      // becomes `{preset: rtx-4090}` so that the override can refine it.
+      Node preset = Node::map(next->origin());
+      preset.set("preset", *next);
+      *next = std::move(preset);
+    } else if (!next->is_map()) {
+      *next = Node::map(cli);
+    }
+    cursor = next;
+    start = dot + 1;
+  }
+}
+
+}  // namespace vramsim::config

@@ -1,0 +1,36 @@
+// Physical quantities written as strings with units, as every vramsim config does:
+// "13.9GB/s", "1.318MiB", "2us", "575W", "165.2TFLOPS".
+// Decimal prefixes are powers of 1000 (GB = 1e9 bytes), binary ones powers of 1024
+// (GiB = 2^30 bytes); both are accepted and never confused. Values are returned in SI base
+// units: bytes, bytes per second, seconds, watts, floating-point operations per second.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace vramsim::units {
+
+enum class Dimension { Bytes, Bandwidth, Time, Power, FlopRate };
+
+inline constexpr double kKiB = 1024.0;
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kGB = 1e9;
+
+// Parses `text` as a quantity of `dim`. Returns nullopt when the text is not a finite,
+// non-negative number followed by a unit of that dimension (a bare number is rejected:
+// the unit is part of the value). Whitespace between number and unit is allowed.
+std::optional<double> parse(std::string_view text, Dimension dim);
+
+// A phrase for error messages: `a bandwidth like "13.9GB/s"`.
+std::string expectation(Dimension dim);
+
+// The dimension's name: "bandwidth".
+std::string_view name(Dimension dim);
+
+// Bytes as GiB with two decimals ("4.53 GiB"), and friends used by the human tables.
+std::string format_gib(double bytes);
+std::string format_bandwidth(double bytes_per_second);  // "13.9 GB/s"
+
+}  // namespace vramsim::units

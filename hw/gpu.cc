@@ -1,0 +1,63 @@
+#include "hw/gpu.h"
+
+#include "core/config_reader.h"
+
+namespace vramsim::hw {
+
+using config::Lower;
+using config::MapReader;
+using units::Dimension;
+
+std::string_view to_string(GpuClass c) {
+  switch (c) {
+    case GpuClass::Consumer: return "consumer";
+    case GpuClass::Workstation: return "workstation";
+    case GpuClass::Datacenter: return "datacenter";
+    case GpuClass::Unified: return "unified";
+  }
+  return "?";
+}
+
+GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
+  MapReader r(node, key_path);
+  GpuSpec g;
+  g.name = r.string("name");
+  g.display_name = r.optional_string("display_name").value_or(g.name);
+  r.ignore("source");
+  const std::string cls = r.choice("class", {"consumer", "workstation", "datacenter", "unified"});
+  g.gpu_class = cls == "consumer"      ? GpuClass::Consumer
+                : cls == "workstation" ? GpuClass::Workstation
+                : cls == "datacenter"  ? GpuClass::Datacenter
+                                       : GpuClass::Unified;
+  {
+    MapReader m = r.map("memory");
+    g.memory_bytes = m.quantity("capacity", Dimension::Bytes);
+    g.driver_total_bytes = m.optional_quantity("driver_total", Dimension::Bytes);
+    g.memory_type = m.optional_string("type").value_or("");
+    g.memory_bandwidth = m.quantity("bandwidth", Dimension::Bandwidth);
+    m.finish();
+  }
+  {
+    MapReader c = r.map("compute");
+    g.dense_fp16_flops = c.quantity("dense_fp16", Dimension::FlopRate);
+    c.finish();
+  }
+  {
+    MapReader p = r.map("power");
+    g.tdp_watts = p.quantity("tdp", Dimension::Power);
+    g.idle_watts = p.quantity("idle", Dimension::Power, Lower::NonNegative);
+    if (g.idle_watts >= g.tdp_watts) p.fail_at("idle", "idle power must be below the TDP");
+    p.finish();
+  }
+  if (auto pcie = r.optional_map("pcie")) {
+    g.pcie_generation = static_cast<int>(pcie->integer("generation", 1, 7));
+    g.pcie_lanes = static_cast<int>(pcie->integer("lanes", 1, 16));
+    pcie->finish();
+  } else if (!g.unified()) {
+    config::fail(node, key_path, "missing required key \"pcie\" (a discrete card sits on a PCIe link)");
+  }
+  r.finish();
+  return g;
+}
+
+}  // namespace vramsim::hw

@@ -1,0 +1,37 @@
+// A GPU (or an Apple unified-memory SoC) as the memory model and the simulator see it.
+// Units: bytes, bytes per second, FLOP per second, watts.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/config_tree.h"
+
+namespace vramsim::hw {
+
+// Market class; it sets how much of the memory a workload can use (see memory budget).
+enum class GpuClass { Consumer, Workstation, Datacenter, Unified };
+
+std::string_view to_string(GpuClass c);
+
+struct GpuSpec {
+  std::string name;
+  std::string display_name;
+  GpuClass gpu_class = GpuClass::Consumer;
+  double memory_bytes = 0;                     // nominal capacity (marketed "GB" read as GiB)
+  std::optional<double> driver_total_bytes;    // total reported by the driver, when known
+  std::string memory_type;                     // GDDR7, HBM3e, LPDDR5X, ...
+  double memory_bandwidth = 0;                 // peak, bytes per second
+  double dense_fp16_flops = 0;                 // dense fp16/bf16 tensor rate, FLOP per second
+  double tdp_watts = 0;
+  double idle_watts = 0;
+  int pcie_generation = 0;                     // 0 for unified-memory parts (no PCIe link)
+  int pcie_lanes = 0;
+
+  bool unified() const { return gpu_class == GpuClass::Unified; }
+};
+
+// Decodes a resolved GPU description (see docs/catalogue-schema.md). Throws ConfigError.
+GpuSpec decode_gpu(const config::Node& node, const std::string& key_path);
+
+}  // namespace vramsim::hw

@@ -1,0 +1,39 @@
+#include "hw/host.h"
+
+#include "core/config_reader.h"
+
+namespace vramsim::hw {
+
+using config::MapReader;
+using units::Dimension;
+
+HostSpec decode_host(const config::Node& node, const std::string& key_path) {
+  MapReader r(node, key_path);
+  HostSpec h;
+  h.name = r.string("name");
+  h.display_name = r.optional_string("display_name").value_or(h.name);
+  r.ignore("source");
+  {
+    MapReader c = r.map("cpu");
+    c.ignore("model");
+    h.sockets = static_cast<int>(c.integer("sockets", 1, 16));
+    h.cores = static_cast<int>(c.integer("cores", 1, 4096));
+    h.threads = static_cast<int>(c.integer("threads", h.cores, 8192));
+    h.simd = c.choice("simd", {"avx2", "avx512", "avx512-bf16", "amx", "neon"});
+    h.fp32_flops = c.optional_quantity("fp32_throughput", Dimension::FlopRate);
+    c.finish();
+  }
+  {
+    MapReader m = r.map("memory");
+    h.memory_bytes = m.quantity("capacity", Dimension::Bytes);
+    h.memory_channels = static_cast<int>(m.integer("channels", 1, 64));
+    h.memory_type = m.optional_string("type").value_or("");
+    h.memory_bandwidth = m.quantity("bandwidth", Dimension::Bandwidth);
+    m.finish();
+  }
+  h.numa_nodes = static_cast<int>(r.integer("numa_nodes", 1, 64));
+  r.finish();
+  return h;
+}
+
+}  // namespace vramsim::hw

@@ -1,0 +1,28 @@
+// The host: CPU sockets and system RAM. Units: bytes, bytes per second, FLOP per second.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/config_tree.h"
+
+namespace vramsim::hw {
+
+struct HostSpec {
+  std::string name;
+  std::string display_name;
+  int sockets = 1;
+  int cores = 0;                          // physical cores, all sockets
+  int threads = 0;
+  std::string simd;                       // avx2 | avx512 | avx512-bf16 | amx | neon
+  std::optional<double> fp32_flops;       // peak fp32 of all cores, FLOP per second
+  double memory_bytes = 0;
+  int memory_channels = 0;
+  std::string memory_type;
+  double memory_bandwidth = 0;            // peak, all sockets, bytes per second
+  int numa_nodes = 1;
+};
+
+HostSpec decode_host(const config::Node& node, const std::string& key_path);
+
+}  // namespace vramsim::hw

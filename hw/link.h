@@ -1,0 +1,26 @@
+// A host link (PCIe) or a card-to-card link (NVLink). Bandwidths are per direction, in bytes
+// per second; both directions run at once (full duplex).
+#pragma once
+
+#include <string>
+
+#include "core/config_tree.h"
+
+namespace vramsim::hw {
+
+enum class LinkKind { Pcie, Nvlink };
+
+struct LinkSpec {
+  std::string name;
+  LinkKind kind = LinkKind::Pcie;
+  int generation = 0;
+  int lanes = 0;                   // PCIe lanes, or NVLink links
+  double nominal_bandwidth = 0;    // per direction, from signalling rate and line code
+  double typical_bandwidth = 0;    // per direction, achieved by pinned DMA copies
+  double latency_s = 0;            // fixed cost of one transfer, seconds
+};
+
+// Throws ConfigError. Rejects a typical bandwidth above the nominal one.
+LinkSpec decode_link(const config::Node& node, const std::string& key_path);
+
+}  // namespace vramsim::hw

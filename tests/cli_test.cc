@@ -1,0 +1,139 @@
+// The `vramsim` binary as a user runs it: outputs, exit codes, and one clear error per
+// bad input.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "tests/test_support.h"
+
+using vramsim::test::run_vramsim;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  std::ofstream(name) << text;
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("fit --json answers the reference's worked example", "[cli]") {
+  auto r = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 8192 --kv-type f16 --json");
+  REQUIRE(r.status == 0);
+  for (const char* key : {"\"weights_gib\"", "\"kv_gib\"", "\"overhead_gib\"", "\"total_gib\"", "\"usable_gib\"",
+                          "\"fits\": true", "\"headroom_gib\"", "\"kv_gib_per_1k_tokens\"", "\"max_context_tokens\": 127229",
+                          "\"decode_tok_s\"", "\"resident_fraction\": 1"})
+    CHECK_THAT(r.out, Catch::Contains(key));
+  CHECK_THAT(r.out, Catch::Contains("\"total_gib\": 6.62"));
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("fit prints a readable table by default", "[cli]") {
+  auto r = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --host ddr5-dual-channel");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("fits         NO"));
+  CHECK_THAT(r.out, Catch::Contains("to make it fit, cheapest first"));
+  CHECK_THAT(r.out, Catch::Contains("--kv-type q8_0"));
+  CHECK_THAT(r.out, Catch::Contains("resident"));
+}
+
+TEST_CASE("output is byte-identical across runs", "[cli]") {
+  auto a = run_vramsim("fit --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M --host ddr5-dual-channel --json");
+  auto b = run_vramsim("fit --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M --host ddr5-dual-channel --json");
+  REQUIRE(a.status == 0);
+  CHECK(a.out == b.out);
+}
+
+TEST_CASE("an unknown GPU names the near ones, once, with exit 2", "[cli][errors]") {
+  auto r = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4099");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown GPU \"rtx-4099\" (did you mean rtx-4090"));
+  CHECK(count(r.err, "error:") == 1);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("an unknown model and an unknown quant are usage errors", "[cli][errors]") {
+  auto model = run_vramsim("fit --model llama-3.1-8 --gpu rtx-4090");
+  CHECK(model.status == 2);
+  CHECK_THAT(model.err, Catch::Contains("did you mean llama-3.1-8b"));
+  auto quant = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_Z");
+  CHECK(quant.status == 2);
+  CHECK_THAT(quant.err, Catch::Contains("unknown weights format \"Q4_K_Z\" (did you mean Q4_K_M"));
+}
+
+TEST_CASE("negative or unit-less quantities and typos in --set are rejected", "[cli][errors]") {
+  auto negative = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --set gpu.memory.bandwidth=-1008GB/s");
+  CHECK(negative.status == 2);
+  CHECK_THAT(negative.err, Catch::Contains("gpu.memory.bandwidth: expected a bandwidth like \"13.9GB/s\", got \"-1008GB/s\""));
+  auto unitless = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --set gpu.memory.capacity=48");
+  CHECK(unitless.status == 2);
+  CHECK_THAT(unitless.err, Catch::Contains("gpu.memory.capacity: expected a size"));
+  auto typo = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --set gpu.memory.capacty=48GiB");
+  CHECK(typo.status == 2);
+  CHECK_THAT(typo.err, Catch::Contains("gpu.memory.capacty: unknown key (did you mean \"capacity\"?)"));
+}
+
+TEST_CASE("a command-line override refines a preset: a 48 GB RTX 5090", "[cli]") {
+  auto r = run_vramsim("fit --model llama-3.3-70b --gpu rtx-5090 --quant Q4_K_M --set gpu.memory.capacity=48GiB --json");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"usable_gib\": 44.64"));
+}
+
+TEST_CASE("context 0 and a context beyond the model are refused", "[cli][errors]") {
+  auto zero = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --context 0");
+  CHECK(zero.status == 2);
+  CHECK_THAT(zero.err, Catch::Contains("context must be at least 1 token"));
+  auto beyond = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --context 1000000");
+  CHECK(beyond.status == 2);
+  CHECK_THAT(beyond.err, Catch::Contains("exceeds llama-3.1-8b's maximum"));
+}
+
+TEST_CASE("a model file with top-k above the expert count points at the line", "[cli][errors]") {
+  std::string file = write_file("cli_topk.yaml", R"(name: bad-moe
+family: moe
+params: {total: 10e9, active: 2e9}
+layers: 8
+hidden_size: 1024
+vocab_size: 32000
+max_context: 4096
+native_format: BF16
+attention: {layout: gqa, query_heads: 8, kv_heads: 2, head_dim: 128}
+moe:
+  layers: 8
+  experts: 8
+  experts_per_token: 10
+  expert_params: 1e6
+)");
+  auto r = run_vramsim("fit --model " + file + " --gpu rtx-4090");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("cli_topk.yaml:13:22: error: model.moe.experts_per_token: top-k (10) cannot exceed"));
+}
+
+TEST_CASE("malformed YAML in a user's file is reported with its position", "[cli][errors]") {
+  std::string file = write_file("cli_malformed.yaml", "name: x\nmemory: {capacity: 24GiB\n");
+  auto r = run_vramsim("fit --model llama-3.1-8b --gpu " + file);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("cli_malformed.yaml:"));
+  CHECK_THAT(r.err, Catch::Contains("malformed YAML"));
+}
+
+TEST_CASE("unknown options and commands are usage errors", "[cli][errors]") {
+  CHECK(run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --contxt 4096").status == 2);
+  CHECK(run_vramsim("fitt").status == 2);
+  CHECK(run_vramsim("fit --help").status == 0);
+}
+
+TEST_CASE("import-model writes a catalogue file that fit can use", "[cli]") {
+  auto r = run_vramsim("import-model " + vramsim::test::data_path("hf/mixtral-8x7b.json") +
+                       " --name my-mixtral --output cli_my_mixtral.yaml");
+  REQUIRE(r.status == 0);
+  auto fit = run_vramsim("fit --model cli_my_mixtral.yaml --gpu a100-80gb --quant Q4_K_M --json");
+  REQUIRE(fit.status == 0);
+  CHECK_THAT(fit.out, Catch::Contains("\"model\": \"my-mixtral\""));
+}

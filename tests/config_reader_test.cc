@@ -1,0 +1,66 @@
+#include <catch2/catch.hpp>
+
+#include "core/config_reader.h"
+
+using namespace vramsim::config;
+using vramsim::units::Dimension;
+
+namespace {
+std::string error_of(const std::string& yaml, void (*read)(MapReader&)) {
+  auto root = parse_yaml(yaml, "s.yaml");
+  REQUIRE(root.ok());
+  try {
+    MapReader r(*root, "");
+    read(r);
+    r.finish();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a unit-less bandwidth points at the value, names the key and the expectation", "[config]") {
+  std::string e = error_of("hardware:\n  link:\n    bandwidth: -13.9\n", [](MapReader& r) {
+    MapReader hw = r.map("hardware");
+    MapReader link = hw.map("link");
+    link.quantity("bandwidth", Dimension::Bandwidth);
+  });
+  CHECK(e == "s.yaml:3:16: error: hardware.link.bandwidth: expected a bandwidth like \"13.9GB/s\", got \"-13.9\"");
+}
+
+TEST_CASE("zero bandwidth is rejected as unphysical", "[config]") {
+  std::string e = error_of("bandwidth: 0GB/s\n", [](MapReader& r) { r.quantity("bandwidth", Dimension::Bandwidth); });
+  CHECK_THAT(e, Catch::Contains("bandwidth: must be greater than zero"));
+}
+
+TEST_CASE("a typo in a key is an error with a suggestion", "[config]") {
+  std::string e = error_of("bandwith: 13.9GB/s\nlatency: 2us\n", [](MapReader& r) {
+    r.optional_quantity("bandwidth", Dimension::Bandwidth);
+    r.quantity("latency", Dimension::Time);
+  });
+  CHECK_THAT(e, Catch::StartsWith("s.yaml:1:1: error: bandwith: unknown key (did you mean \"bandwidth\"?)"));
+}
+
+TEST_CASE("a missing key points at its parent", "[config]") {
+  std::string e = error_of("gpu:\n  class: consumer\n", [](MapReader& r) {
+    MapReader g = r.map("gpu");
+    g.quantity("bandwidth", Dimension::Bandwidth);
+  });
+  CHECK_THAT(e, Catch::StartsWith("s.yaml:2:3: error: gpu.bandwidth: missing required key"));
+}
+
+TEST_CASE("integers, ranges and choices are checked", "[config]") {
+  CHECK_THAT(error_of("n: 2.5\n", [](MapReader& r) { r.integer("n", 0, 10); }), Catch::Contains("expected a whole number"));
+  CHECK_THAT(error_of("n: 0\n", [](MapReader& r) { r.integer("n", 1, 10); }), Catch::Contains("must be between 1 and 10"));
+  CHECK_THAT(error_of("c: gamer\n", [](MapReader& r) { r.choice("c", {"consumer", "datacenter"}); }),
+             Catch::Contains("expected one of consumer, datacenter, got \"gamer\""));
+  CHECK_THAT(error_of("m: [1]\n", [](MapReader& r) { r.map("m"); }), Catch::Contains("expected a mapping"));
+}
+
+TEST_CASE("nearest names rank close spellings first", "[config]") {
+  auto near = nearest_names("rtx-4099", {"rtx-3090", "rtx-4090", "h100-sxm", "rtx-4080"});
+  REQUIRE_FALSE(near.empty());
+  CHECK(near.front() == "rtx-4090");
+  CHECK(nearest_names("zzzzzzzz", {"rtx-4090"}).empty());
+}

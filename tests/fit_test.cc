@@ -1,0 +1,119 @@
+// `analyse_fit`: the answer and the advice when the model does not fit.
+#include <catch2/catch.hpp>
+
+#include "cli/catalogue_access.h"
+#include "core/config_reader.h"
+#include "tests/test_support.h"
+#include "workloads/fit.h"
+
+using namespace vramsim;
+using namespace vramsim::workloads;
+
+namespace {
+
+struct Fixture {
+  config::Catalogue catalogue = test::catalogue();
+  FormatTables formats = FormatTables::load(catalogue);
+  std::vector<ModelSpec> models = cli::all_models(catalogue);
+
+  FitQuery query(const std::string& model, const std::string& gpu, const std::string& quant, std::int64_t context) {
+    auto resolve = [&](const char* kind, const std::string& name) {
+      return catalogue.resolve(kind, kind, config::Node::scalar(name, config::Origin{"test", 0, 0}), kind);
+    };
+    FitQuery q;
+    q.model = decode_model(resolve("models", model), "model");
+    q.gpu = hw::decode_gpu(resolve("gpus", gpu), "gpu");
+    q.quant = *formats.weight(quant);
+    q.kv_k = q.kv_v = *formats.kv("f16");
+    q.context_tokens = context;
+    return q;
+  }
+  hw::HostSpec host(const std::string& name) {
+    return hw::decode_host(catalogue.resolve("hosts", "host", config::Node::scalar(name, config::Origin{"t", 0, 0}), "host"),
+                           "host");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a model that fits gets its GPU decode speed and no advice", "[fit]") {
+  Fixture f;
+  FitReport r = analyse_fit(f.query("llama-3.1-8b", "rtx-4090", "Q4_K_M", 8192), f.formats, f.models);
+  CHECK(r.fits);
+  CHECK(r.headroom_bytes == Approx(r.usable_bytes - r.footprint.total));
+  REQUIRE(r.decode_tok_s);
+  CHECK(*r.decode_tok_s == Approx(r.gpu_decode_tok_s));
+  // 128K needs 22.83 GiB (the reference) and a 24 GB card gives 22.32: the window stops short.
+  CHECK(r.max_context_tokens > 120000);
+  CHECK(r.max_context_tokens < 131072);
+  CHECK(r.suggestions.empty());
+  CHECK(r.kv_bytes_per_1k_tokens == Approx(32.0 * 8 * 128 * 2 * 2 * 1024));
+}
+
+TEST_CASE("a model that does not fit gets advice in order of cheapness", "[fit]") {
+  Fixture f;
+  FitReport r = analyse_fit(f.query("llama-3.3-70b", "rtx-4090", "Q4_K_M", 8192), f.formats, f.models);
+  CHECK_FALSE(r.fits);
+  CHECK_FALSE(r.decode_tok_s);  // no host: it does not run
+  REQUIRE(r.suggestions.size() >= 2);
+  // The weights alone exceed the card: no context is short enough.
+  CHECK(r.max_context_tokens == 0);
+  CHECK(r.suggestions[0].kind == "kv_cache");
+  CHECK(r.suggestions[1].kind == "quant");
+  CHECK(r.suggestions[1].change == "--quant Q3_K_M");
+  REQUIRE(r.smaller_model);
+  CHECK(r.smaller_model->fits);
+}
+
+TEST_CASE("a long context that does not fit: shorten it first", "[fit]") {
+  Fixture f;
+  FitReport r = analyse_fit(f.query("llama-3.1-8b", "rtx-3060-12gb", "Q4_K_M", 131072), f.formats, f.models);
+  CHECK_FALSE(r.fits);
+  REQUIRE_FALSE(r.suggestions.empty());
+  CHECK(r.suggestions[0].kind == "context");
+  CHECK(r.suggestions[0].fits);
+  CHECK(r.suggestions[0].change == "--context " + std::to_string(r.max_context_tokens));
+  CHECK(r.suggestions[1].kind == "kv_cache");
+}
+
+TEST_CASE("offload to a host: resident share and a smaller model that beats it", "[fit]") {
+  Fixture f;
+  FitQuery q = f.query("llama-3.3-70b", "rtx-4090", "Q4_K_M", 8192);
+  q.host = f.host("ddr5-dual-channel");
+  FitReport r = analyse_fit(q, f.formats, f.models);
+  REQUIRE(r.decode_tok_s);
+  CHECK(r.resident_fraction == Approx(r.usable_bytes / r.footprint.total));
+  CHECK(*r.decode_tok_s < r.gpu_decode_tok_s);
+  REQUIRE(r.smaller_model);
+  CHECK(r.smaller_model_faster);
+}
+
+TEST_CASE("impossible questions are refused with a reason", "[fit]") {
+  Fixture f;
+  FitQuery zero = f.query("llama-3.1-8b", "rtx-4090", "Q4_K_M", 8192);
+  zero.context_tokens = 0;
+  CHECK_THROWS_WITH(analyse_fit(zero, f.formats, f.models), Catch::Contains("at least 1 token"));
+  FitQuery too_long = f.query("llama-3.1-8b", "rtx-4090", "Q4_K_M", 8192);
+  too_long.context_tokens = 1 << 20;
+  CHECK_THROWS_WITH(analyse_fit(too_long, f.formats, f.models), Catch::Contains("maximum of 131072"));
+  FitQuery mxfp4 = f.query("llama-3.1-8b", "rtx-4090", "MXFP4", 8192);
+  CHECK_THROWS_WITH(analyse_fit(mxfp4, f.formats, f.models), Catch::Contains("offered only for models released in it"));
+  FitQuery apple = f.query("llama-3.1-8b", "m4-max-128gb", "Q4_K_M", 8192);
+  apple.gpus = 2;
+  CHECK_THROWS_WITH(analyse_fit(apple, f.formats, f.models), Catch::Contains("unified-memory"));
+  FitQuery huge = f.query("deepseek-v3", "rtx-4090", "BF16", 8192);
+  huge.host = f.host("ddr5-dual-channel");
+  CHECK_THROWS_WITH(analyse_fit(huge, f.formats, f.models), Catch::Contains("RAM either"));
+}
+
+TEST_CASE("several cards: 90% of each and the pipeline's 0.6 efficiency", "[fit]") {
+  Fixture f;
+  // Q4_K_M (46.4 GiB) does not fit 2 x 24 GB; Q3_K_M does.
+  FitQuery q = f.query("llama-3.3-70b", "rtx-4090", "Q3_K_M", 8192);
+  q.gpus = 2;
+  FitReport r = analyse_fit(q, f.formats, f.models);
+  CHECK(r.usable_bytes == Approx(2 * 0.9 * 24 * units::kGiB));
+  CHECK(r.fits);
+  CHECK(r.decode_efficiency == 0.6);
+  CHECK(*r.decode_tok_s == Approx(1008e9 * 0.6 / r.bytes_per_token));
+}

@@ -1,0 +1,23 @@
+// Helpers shared by the tests: the source tree's catalogue, test data, and running the real
+// `vramsim` binary.
+#pragma once
+
+#include <string>
+
+#include "core/catalogue.h"
+
+namespace vramsim::test {
+
+inline config::Catalogue catalogue() { return config::Catalogue(VRAMSIM_TEST_CONFIGS_DIR); }
+inline std::string data_path(const std::string& relative) { return std::string(VRAMSIM_TEST_DATA_DIR) + "/" + relative; }
+
+struct Run {
+  int status = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs `vramsim ARGS` (ARGS is shell-quoted by the caller) and captures both streams.
+Run run_vramsim(const std::string& args);
+
+}  // namespace vramsim::test

@@ -1,0 +1,115 @@
+#include "workloads/fit.h"
+
+#include <stdexcept>
+
+namespace vramsim::workloads {
+namespace {
+
+BudgetRequest request_of(const FitQuery& q) {
+  BudgetRequest r;
+  r.bits_per_weight = q.quant.bits_per_weight;
+  r.context_tokens = q.context_tokens;
+  r.kv_bytes_per_element_k = q.kv_k.bytes_per_element;
+  r.kv_bytes_per_element_v = q.kv_v.bytes_per_element;
+  r.concurrent_sequences = q.concurrency;
+  return r;
+}
+
+void validate(const FitQuery& q) {
+  if (q.context_tokens <= 0)
+    throw std::invalid_argument("context must be at least 1 token, got " + std::to_string(q.context_tokens));
+  if (q.context_tokens > q.model.max_context)
+    throw std::invalid_argument("context " + std::to_string(q.context_tokens) + " exceeds " + q.model.name +
+                                "'s maximum of " + std::to_string(q.model.max_context) + " tokens");
+  if (q.concurrency < 1) throw std::invalid_argument("concurrency must be at least 1");
+  if (q.gpus < 1) throw std::invalid_argument("--gpus must be at least 1");
+  if (q.gpus > 1 && q.gpu.unified())
+    throw std::invalid_argument(q.gpu.name + " is a unified-memory part: several of them cannot be combined");
+  if (q.quant.native_only && q.quant.name != q.model.native_format)
+    throw std::invalid_argument(q.quant.name + " is offered only for models released in it; " + q.model.name +
+                                " was released in " + q.model.native_format);
+  if (q.host) {
+    double total = weight_bytes(q.model, q.quant.bits_per_weight);
+    if (total > q.host->memory_bytes)
+      throw std::invalid_argument("the weights (" + std::to_string(total / 1e9) + " GB) do not fit in " + q.host->name +
+                                  "'s RAM either");
+  }
+}
+
+Suggestion evaluate(std::string kind, std::string change, const FitQuery& q, const BudgetRequest& r, double usable) {
+  Suggestion s;
+  s.kind = std::move(kind);
+  s.change = std::move(change);
+  s.footprint = footprint(q.model, r);
+  s.fits = s.footprint.total <= usable;
+  s.decode_tok_s = s.fits ? decode_tokens_per_second(q.model, r, q.gpu, q.gpus) : 0.0;
+  return s;
+}
+
+}  // namespace
+
+FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std::vector<ModelSpec>& alternatives) {
+  validate(q);
+  FitReport rep;
+  rep.query = q;
+  const BudgetRequest r = request_of(q);
+  rep.footprint = footprint(q.model, r);
+  rep.usable_bytes = usable_bytes(q.gpu, q.gpus);
+  rep.fits = rep.footprint.total <= rep.usable_bytes;
+  rep.headroom_bytes = rep.usable_bytes - rep.footprint.total;
+  rep.kv_bytes_per_1k_tokens = rep.footprint.kv / static_cast<double>(q.context_tokens) * 1024.0;
+  rep.max_context_tokens = max_context_that_fits(q.model, r, rep.usable_bytes);
+  rep.bytes_per_token = bytes_read_per_token(q.model, r);
+  rep.decode_efficiency = decode_efficiency(q.gpus);
+  rep.gpu_decode_tok_s = decode_tokens_per_second(q.model, r, q.gpu, q.gpus);
+  rep.resident_fraction = std::min(1.0, rep.usable_bytes / rep.footprint.total);
+  if (rep.fits) {
+    rep.decode_tok_s = rep.gpu_decode_tok_s;
+    return rep;
+  }
+  if (q.host) rep.decode_tok_s = offload_estimate(q.model, r, q.gpu, q.gpus, q.host->memory_bandwidth).decode_tokens_per_second;
+
+  // 1. A shorter context.
+  if (rep.max_context_tokens > 0) {
+    BudgetRequest shorter = r;
+    shorter.context_tokens = rep.max_context_tokens;
+    rep.suggestions.push_back(
+        evaluate("context", "--context " + std::to_string(rep.max_context_tokens), q, shorter, rep.usable_bytes));
+  }
+  // 2. An 8-bit KV cache.
+  if (const KvType* q8 = formats.kv("q8_0");
+      q8 && (q.kv_k.bytes_per_element > q8->bytes_per_element || q.kv_v.bytes_per_element > q8->bytes_per_element)) {
+    BudgetRequest smaller_kv = r;
+    smaller_kv.kv_bytes_per_element_k = std::min(r.kv_bytes_per_element_k, q8->bytes_per_element);
+    smaller_kv.kv_bytes_per_element_v = std::min(r.kv_bytes_per_element_v, q8->bytes_per_element);
+    rep.suggestions.push_back(evaluate("kv_cache", "--kv-type q8_0", q, smaller_kv, rep.usable_bytes));
+  }
+  // 3. One quantisation level lower.
+  if (!q.quant.native_only) {
+    if (auto lower = formats.one_level_lower(q.quant.name)) {
+      BudgetRequest smaller_w = r;
+      smaller_w.bits_per_weight = formats.weight(*lower)->bits_per_weight;
+      rep.suggestions.push_back(evaluate("quant", "--quant " + *lower, q, smaller_w, rep.usable_bytes));
+    }
+  }
+  // 4. The largest smaller catalogue model that fits with the same settings.
+  double best_params = 0;
+  for (const auto& alt : alternatives) {
+    if (alt.params_total >= q.model.params_total || alt.name == q.model.name) continue;
+    if (q.quant.native_only && alt.native_format != q.quant.name) continue;
+    FitQuery aq = q;
+    aq.model = alt;
+    BudgetRequest ar = r;
+    ar.context_tokens = std::min(r.context_tokens, alt.max_context);
+    Suggestion s = evaluate("smaller_model", "--model " + alt.name, aq, ar, rep.usable_bytes);
+    if (!s.fits) continue;
+    if (alt.params_total > best_params) {
+      best_params = alt.params_total;
+      rep.smaller_model = s;
+    }
+  }
+  if (rep.smaller_model && rep.decode_tok_s) rep.smaller_model_faster = rep.smaller_model->decode_tok_s > *rep.decode_tok_s;
+  return rep;
+}
+
+}  // namespace vramsim::workloads

@@ -1,0 +1,62 @@
+// `vramsim fit`: the memory-budget model applied to one (model, GPU, settings) question, with
+// the advice a user needs when the answer is "no". Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/gpu.h"
+#include "hw/host.h"
+#include "workloads/formats.h"
+#include "workloads/memory_budget.h"
+#include "workloads/model.h"
+
+namespace vramsim::workloads {
+
+struct FitQuery {
+  ModelSpec model;
+  hw::GpuSpec gpu;
+  int gpus = 1;
+  std::optional<hw::HostSpec> host;  // enables the offload estimate
+  WeightFormat quant;
+  KvType kv_k;
+  KvType kv_v;
+  std::int64_t context_tokens = 0;
+  int concurrency = 1;
+};
+
+// One change that would make the model fit (or fit better), in the order of cheapness.
+struct Suggestion {
+  std::string kind;    // "context" | "kv_cache" | "quant" | "smaller_model"
+  std::string change;  // what to type or pick, e.g. "--context 12288", "--kv-type q8_0"
+  Footprint footprint;
+  bool fits = false;
+  double decode_tok_s = 0;  // on the GPU(s) alone, when it fits
+};
+
+struct FitReport {
+  FitQuery query;
+  Footprint footprint;
+  double usable_bytes = 0;
+  bool fits = false;
+  double headroom_bytes = 0;               // usable - total (negative when it does not fit)
+  double kv_bytes_per_1k_tokens = 0;       // average over the configured context, all sequences
+  std::int64_t max_context_tokens = 0;     // the largest context that fits (<= model max)
+  double bytes_per_token = 0;              // read per decoded token: active weights + KV
+  double decode_efficiency = 0;
+  double gpu_decode_tok_s = 0;             // as if everything were resident
+  double resident_fraction = 1.0;
+  std::optional<double> decode_tok_s;      // the answer: GPU speed if it fits, else offloaded speed, else none
+  std::vector<Suggestion> suggestions;     // only when it does not fit
+  std::optional<Suggestion> smaller_model;  // a catalogue model that fits, when it does not
+  bool smaller_model_faster = false;       // ...and beats this model offloaded
+};
+
+// Validates the query (throws std::invalid_argument with a user-facing reason: context 0,
+// context beyond the model's window, a native-only format on another model, several unified
+// parts) and computes the report. `alternatives` are the catalogue's other models.
+FitReport analyse_fit(const FitQuery& query, const FormatTables& formats, const std::vector<ModelSpec>& alternatives);
+
+}  // namespace vramsim::workloads

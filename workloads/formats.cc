@@ -1,0 +1,98 @@
+#include "workloads/formats.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/config_reader.h"
+
+namespace vramsim::workloads {
+
+using config::MapReader;
+
+namespace {
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
+FormatTables FormatTables::load(const config::Catalogue& catalogue) {
+  FormatTables t;
+  {
+    config::Node root = catalogue.load("formats/weights.yaml");
+    MapReader r(root, "");
+    MapReader formats = r.map("formats");
+    for (const auto& [name, value] : formats.node().entries()) {
+      MapReader f = formats.map(name);
+      WeightFormat w{name, f.number("bits_per_weight"), f.boolean("native_only", false)};
+      if (w.bits_per_weight > 64) f.fail_at("bits_per_weight", "more than 64 bits per weight");
+      f.ignore("source");
+      f.ignore("note");
+      f.finish();
+      t.weights_[upper(name)] = w;
+    }
+    formats.finish();
+    if (const config::Node* ladder = r.optional_any("ladder")) {
+      for (const auto& item : ladder->items()) {
+        if (!t.weight(item.text())) config::fail(item, "ladder", "unknown format " + item.describe());
+        t.ladder_.push_back(upper(item.text()));
+      }
+    }
+    r.finish();
+  }
+  {
+    config::Node root = catalogue.load("formats/kv-cache.yaml");
+    MapReader r(root, "");
+    MapReader types = r.map("types");
+    for (const auto& [name, value] : types.node().entries()) {
+      MapReader k = types.map(name);
+      KvType kv{name, k.number("bytes_per_element")};
+      k.ignore("source");
+      k.ignore("note");
+      k.finish();
+      t.kv_[lower(name)] = kv;
+    }
+    types.finish();
+    r.finish();
+  }
+  return t;
+}
+
+const WeightFormat* FormatTables::weight(const std::string& name) const {
+  auto it = weights_.find(upper(name));
+  return it == weights_.end() ? nullptr : &it->second;
+}
+
+const KvType* FormatTables::kv(const std::string& name) const {
+  auto it = kv_.find(lower(name));
+  return it == kv_.end() ? nullptr : &it->second;
+}
+
+std::optional<std::string> FormatTables::one_level_lower(const std::string& format) const {
+  // The first ladder rung with fewer bits per weight than `format`.
+  const WeightFormat* current = weight(format);
+  if (!current) return std::nullopt;
+  for (const auto& rung : ladder_) {
+    const WeightFormat* w = weight(rung);
+    if (w && w->bits_per_weight < current->bits_per_weight) return w->name;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> FormatTables::weight_names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : weights_) out.push_back(v.name);
+  return out;
+}
+
+std::vector<std::string> FormatTables::kv_names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : kv_) out.push_back(v.name);
+  return out;
+}
+
+}  // namespace vramsim::workloads

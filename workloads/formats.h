@@ -1,0 +1,46 @@
+// Storage formats: weights (bits per weight, llama.cpp's averages) and KV-cache elements
+// (bytes per element, block scales included). Tables live in configs/formats/.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalogue.h"
+
+namespace vramsim::workloads {
+
+struct WeightFormat {
+  std::string name;
+  double bits_per_weight = 0;
+  bool native_only = false;  // offered only for models released in this format (MXFP4)
+};
+
+struct KvType {
+  std::string name;
+  double bytes_per_element = 0;
+};
+
+class FormatTables {
+ public:
+  // Loads configs/formats/weights.yaml and kv-cache.yaml. Throws ConfigError.
+  static FormatTables load(const config::Catalogue& catalogue);
+
+  // Lookups; nullptr when unknown. Names are case-insensitive ("q4_k_m" works).
+  const WeightFormat* weight(const std::string& name) const;
+  const KvType* kv(const std::string& name) const;
+
+  // The step-down order for "one quant level lower"; nullopt at the bottom or off the ladder.
+  std::optional<std::string> one_level_lower(const std::string& format) const;
+
+  std::vector<std::string> weight_names() const;
+  std::vector<std::string> kv_names() const;
+
+ private:
+  std::map<std::string, WeightFormat> weights_;  // keyed by upper-case name
+  std::map<std::string, KvType> kv_;             // keyed by lower-case name
+  std::vector<std::string> ladder_;
+};
+
+}  // namespace vramsim::workloads

@@ -1,0 +1,25 @@
+// Import of a Hugging Face `config.json` into a catalogue model description.
+//
+// Reads the architecture fields (layers, heads, head_dim, MLA ranks, experts, sliding-window
+// pattern) and counts parameters from the tensor shapes they imply: embeddings, attention
+// projections, dense or expert MLPs (SwiGLU: 3 matrices), routers and norms. Biases are
+// ignored (well under 0.1% of any model here).
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+#include "workloads/model.h"
+
+namespace vramsim::workloads {
+
+struct ImportedModel {
+  ModelSpec spec;
+  std::string yaml;  // the catalogue file to write (configs/models/NAME.yaml)
+};
+
+// `path`: a config.json; `name`: the catalogue name to give the model. Errors name the file
+// and the missing or inconsistent field.
+Result<ImportedModel> import_hf_config(const std::string& path, const std::string& name);
+
+}  // namespace vramsim::workloads

@@ -1,0 +1,96 @@
+#include "workloads/model.h"
+
+#include "core/config_reader.h"
+
+namespace vramsim::workloads {
+
+using config::fail;
+using config::MapReader;
+
+namespace {
+
+Attention decode_attention(MapReader a, int layers) {
+  Attention at;
+  const std::string layout = a.choice("layout", {"gqa", "mha", "mla"});
+  at.layout = layout == "gqa" ? AttentionLayout::Gqa : layout == "mha" ? AttentionLayout::Mha : AttentionLayout::Mla;
+  at.query_heads = static_cast<int>(a.integer("query_heads", 1, 1 << 16));
+  if (at.layout == AttentionLayout::Mla) {
+    at.latent_dim = static_cast<int>(a.integer("latent_dim", 1, 1 << 20));
+    at.kv_heads = static_cast<int>(a.optional_integer("kv_heads", 1, 1 << 16).value_or(at.query_heads));
+    at.head_dim = static_cast<int>(a.optional_integer("head_dim", 1, 1 << 16).value_or(0));
+  } else {
+    at.kv_heads = static_cast<int>(a.integer("kv_heads", 1, 1 << 16));
+    at.head_dim = static_cast<int>(a.integer("head_dim", 1, 1 << 16));
+    if (at.layout == AttentionLayout::Mha && at.kv_heads != at.query_heads)
+      a.fail_at("kv_heads",
+           "full multi-head attention has one KV head per query head (" + std::to_string(at.query_heads) +
+               "), got " + std::to_string(at.kv_heads) + "; use layout: gqa for grouped-query attention");
+    if (at.query_heads % at.kv_heads != 0)
+      a.fail_at("kv_heads",
+           "query heads (" + std::to_string(at.query_heads) + ") must be a multiple of KV heads (" +
+               std::to_string(at.kv_heads) + ")");
+  }
+  if (auto sw = a.optional_map("sliding_window")) {
+    SlidingWindow w;
+    w.window_tokens = sw->integer("window", 1, std::int64_t{1} << 40);
+    w.layers = static_cast<int>(sw->integer("layers", 0, layers));
+    sw->finish();
+    at.sliding_window = w;
+  }
+  a.finish();
+  return at;
+}
+
+MoeSpec decode_moe(MapReader m, int layers) {
+  MoeSpec moe;
+  moe.layers = static_cast<int>(m.integer("layers", 1, layers));
+  moe.experts = static_cast<int>(m.integer("experts", 1, 1 << 20));
+  moe.experts_per_token = static_cast<int>(m.integer("experts_per_token", 1, 1 << 20));
+  if (moe.experts_per_token > moe.experts)
+    m.fail_at("experts_per_token",
+         "top-k (" + std::to_string(moe.experts_per_token) + ") cannot exceed the number of experts (" +
+             std::to_string(moe.experts) + ")");
+  moe.shared_experts = static_cast<int>(m.optional_integer("shared_experts", 0, 1 << 10).value_or(0));
+  moe.expert_params = m.number("expert_params");
+  m.finish();
+  return moe;
+}
+
+}  // namespace
+
+ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
+  MapReader r(node, key_path);
+  ModelSpec m;
+  m.name = r.string("name");
+  m.display_name = r.optional_string("display_name").value_or(m.name);
+  r.ignore("source");
+  const std::string family = r.choice("family", {"dense", "moe"});
+  {
+    MapReader p = r.map("params");
+    m.params_total = p.number("total");
+    m.params_active = p.number("active");
+    if (m.params_active > m.params_total)
+      p.fail_at("active", "active parameters cannot exceed the total");
+    p.finish();
+  }
+  m.layers = static_cast<int>(r.integer("layers", 1, 100000));
+  m.hidden_size = static_cast<int>(r.integer("hidden_size", 1, 1 << 20));
+  m.vocab_size = static_cast<int>(r.integer("vocab_size", 1, 1 << 24));
+  m.max_context = r.integer("max_context", 1, std::int64_t{1} << 40);
+  m.native_format = r.string("native_format");
+  m.attention = decode_attention(r.map("attention"), m.layers);
+  if (family == "moe") {
+    if (!r.has("moe")) fail(node, key_path, "family: moe needs a \"moe\" section (experts, experts_per_token, ...)");
+    m.moe = decode_moe(r.map("moe"), m.layers);
+    double routed = m.moe->expert_params * m.moe->experts * m.moe->layers;
+    if (routed > m.params_total)
+      r.fail_at("moe",
+           "the routed experts alone (" + std::to_string(routed / 1e9) + "e9 parameters) exceed params.total");
+  } else if (r.has("moe")) {
+    fail(*r.optional_any("moe"), r.key_path("moe"), "a dense model has no experts; set family: moe");
+  }
+  r.finish();
+  return m;
+}
+
+}  // namespace vramsim::workloads

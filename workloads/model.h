@@ -1,0 +1,62 @@
+// A transformer model's architecture, as far as memory and bandwidth are concerned.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/config_tree.h"
+
+namespace vramsim::workloads {
+
+// How the KV cache is laid out (see memory_budget.h for the byte counts).
+enum class AttentionLayout {
+  Gqa,  // grouped-query: kv_heads < query_heads
+  Mha,  // full multi-head: kv_heads == query_heads
+  Mla,  // multi-head latent: one compressed vector of latent_dim elements per token per layer
+};
+
+struct SlidingWindow {
+  std::int64_t window_tokens = 0;  // windowed layers keep at most this many tokens
+  int layers = 0;                  // how many layers are windowed; the others are global
+};
+
+struct Attention {
+  AttentionLayout layout = AttentionLayout::Gqa;
+  int query_heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int latent_dim = 0;                         // MLA only
+  std::optional<SlidingWindow> sliding_window;
+};
+
+struct MoeSpec {
+  int layers = 0;             // layers with routed experts
+  int experts = 0;            // routed experts per MoE layer
+  int experts_per_token = 0;  // top-k
+  int shared_experts = 0;     // always-on experts per MoE layer
+  double expert_params = 0;   // parameters of one routed expert
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string display_name;
+  double params_total = 0;    // parameters, embeddings included
+  double params_active = 0;   // parameters read per generated token
+  int layers = 0;
+  int hidden_size = 0;
+  int vocab_size = 0;
+  std::int64_t max_context = 0;  // tokens
+  std::string native_format;     // a weights format name
+  Attention attention;
+  std::optional<MoeSpec> moe;
+
+  bool is_moe() const { return moe.has_value(); }
+};
+
+// Decodes a resolved model description (docs/catalogue-schema.md). Throws ConfigError on
+// impossible architectures: top-k > experts, MHA with kv_heads != query_heads, query heads
+// not a multiple of kv heads, active > total parameters, routed experts larger than the model.
+ModelSpec decode_model(const config::Node& node, const std::string& key_path);
+
+}  // namespace vramsim::workloads
