@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it:
+#   1. a warnings-as-errors build and the Catch2 suite under ctest;
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build and the same suite;
+#   3. the config-loader fuzzer (libFuzzer, clang) for a bounded time.
+# Usage: scripts/test.sh [--quick]   (--quick: step 1 only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+
+scripts/install-deps.sh
+
+echo "== 1/3 build (warnings as errors) and test"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVRAMSIM_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build -j "$jobs" --output-on-failure
+
+[ "${1:-}" = "--quick" ] && exit 0
+
+echo "== 2/3 ASan + UBSan build and test"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMSIM_WERROR=ON -DVRAMSIM_SANITIZE=ON >/dev/null
+cmake --build build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -j "$jobs" --output-on-failure
+
+echo "== 3/3 fuzz the config loader for ${FUZZ_SECONDS}s"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVRAMSIM_FUZZ=ON \
+  -DVRAMSIM_BUILD_TESTS=ON >/dev/null
+cmake --build build-fuzz -j "$jobs" --target config_fuzzer
+mkdir -p build-fuzz/corpus
+cp configs/*/*.yaml build-fuzz/corpus/ 2>/dev/null || true
+build-fuzz/bin/config_fuzzer -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 \
+  -artifact_prefix=build-fuzz/ build-fuzz/corpus 2>&1 | tail -n 15
+echo "fuzz: no crash in ${FUZZ_SECONDS}s"
