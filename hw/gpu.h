@@ -31,7 +31,7 @@ struct GpuSpec {
   bool unified() const { return gpu_class == GpuClass::Unified; }
 };
 
-// Decodes a resolved GPU description (see docs/catalogue-schema.md). Throws ConfigError.
+// Decodes a resolved GPU description (see docs/config-reference.md). Throws ConfigError.
 GpuSpec decode_gpu(const config::Node& node, const std::string& key_path);
 
 }  // namespace vramsim::hw

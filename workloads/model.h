@@ -54,7 +54,7 @@ struct ModelSpec {
   bool is_moe() const { return moe.has_value(); }
 };
 
-// Decodes a resolved model description (docs/catalogue-schema.md). Throws ConfigError on
+// Decodes a resolved model description (docs/config-reference.md). Throws ConfigError on
 // impossible architectures: top-k > experts, MHA with kv_heads != query_heads, query heads
 // not a multiple of kv heads, active > total parameters, routed experts larger than the model.
 ModelSpec decode_model(const config::Node& node, const std::string& key_path);
