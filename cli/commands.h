@@ -11,5 +11,7 @@ namespace vramsim::cli {
 int fit_command(const std::vector<std::string>& args);
 int import_model_command(const std::vector<std::string>& args);
 int list_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
+int validate_command(const std::vector<std::string>& args);
 
 }  // namespace vramsim::cli

@@ -14,6 +14,8 @@ const char* kUsage = R"(usage: vramsim COMMAND [options]
 
 commands:
   fit            will a model fit on a card, and how fast will it decode (memory-budget model)
+  run            simulate a scenario: expert cache, PCIe, bubbles, requests (event simulation)
+  validate       run a validation dataset and compare with measurements
   list           list the catalogue: gpus, links, hosts, models, formats
   import-model   write a catalogue model from a Hugging Face config.json
   version        print the version
@@ -25,6 +27,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   using namespace vramsim::cli;
   if (command == "fit") return fit_command(rest);
   if (command == "list") return list_command(rest);
+  if (command == "run") return run_command(rest);
+  if (command == "validate") return validate_command(rest);
   if (command == "import-model") return import_model_command(rest);
   if (command == "version" || command == "--version") {
     std::cout << "vramsim " << VRAMSIM_VERSION << "\n";

@@ -8,9 +8,10 @@ namespace vramsim::sim {
 namespace s4u = simgrid::s4u;
 
 std::vector<double> simulate_host_to_device_copies(const hw::LinkSpec& link, double bytes, int concurrent) {
-  int argc = 1;
+  int argc = 2;
   char name[] = "vramsim";
-  char* argv[] = {name, nullptr};
+  char quiet[] = "--log=root.thresh:warning";
+  char* argv[] = {name, quiet, nullptr};
   s4u::Engine engine(&argc, argv);
   // Exact size/bandwidth + latency sharing (see DESIGN: the default model distorts PCIe).
   engine.set_config("network/model:CM02");

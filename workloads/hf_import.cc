@@ -173,7 +173,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     const double router = hidden * experts;
     mlp_params_total = dense_layers * 3 * hidden * dense_ffn + moe_layers * (experts * expert_params + shared_params + router);
     mlp_params_active = dense_layers * 3 * hidden * dense_ffn + moe_layers * (top_k * expert_params + shared_params + router);
-    m.moe = MoeSpec{moe_layers, experts, top_k, shared, expert_params};
+    m.moe = MoeSpec{moe_layers, experts, top_k, shared, expert_params, std::nullopt};
   } else {
     if (dense_ffn <= 0) config::fail(root, "intermediate_size", "missing field \"intermediate_size\" in " + path);
     mlp_params_total = mlp_params_active = m.layers * 3 * hidden * dense_ffn;

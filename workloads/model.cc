@@ -52,6 +52,35 @@ MoeSpec decode_moe(MapReader m, int layers) {
              std::to_string(moe.experts) + ")");
   moe.shared_experts = static_cast<int>(m.optional_integer("shared_experts", 0, 1 << 10).value_or(0));
   moe.expert_params = m.number("expert_params");
+  if (auto r = m.optional_map("routing")) {
+    RoutingSpec routing;
+    const config::Node& points = r->any("coverage_points");
+    if (!points.is_sequence() || points.items().size() != 2)
+      fail(points, r->key_path("coverage_points"), "expected a list of two {coverage, hit_rate} points");
+    for (std::size_t i = 0; i < points.items().size(); ++i) {
+      MapReader p(points.items()[i], r->key_path("coverage_points") + "[" + std::to_string(i) + "]");
+      double coverage = p.number("coverage");
+      double hit = p.number("hit_rate");
+      if (coverage >= 1 || hit >= 1 || hit <= coverage)
+        p.fail_at("hit_rate", "expected 0 < coverage < hit_rate < 1 (a hottest-first cache beats its coverage)");
+      p.ignore("source");
+      p.finish();
+      routing.coverage_points.emplace_back(coverage, hit);
+    }
+    if (routing.coverage_points[1].first <= routing.coverage_points[0].first)
+      fail(points, r->key_path("coverage_points"), "the second point must have the higher coverage");
+    if (auto spread = r->optional_map("request_share")) {
+      routing.request_share_median = spread->number("median", config::Lower::NonNegative);
+      routing.request_share_sigma = spread->number("sigma", config::Lower::NonNegative);
+      if (routing.request_share_median >= 1) spread->fail_at("median", "a share must be below 1");
+      spread->finish();
+    }
+    routing.locality = r->optional_number("locality", config::Lower::NonNegative).value_or(0.0);
+    if (routing.locality >= 1) r->fail_at("locality", "a probability must be below 1");
+    r->ignore("source");
+    r->finish();
+    moe.routing = routing;
+  }
   m.finish();
   return moe;
 }

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config_tree.h"
 
@@ -30,12 +32,22 @@ struct Attention {
   std::optional<SlidingWindow> sliding_window;
 };
 
+// How tokens pick experts, as measured on a workload (see sim/routing.h for the model).
+struct RoutingSpec {
+  // Measured (coverage -> hit rate) points of a hottest-first cache, medians over requests.
+  std::vector<std::pair<double, double>> coverage_points;
+  double request_share_median = 0;  // share of a request's look-ups that follow its own preference
+  double request_share_sigma = 0;   // lognormal spread of that share across requests
+  double locality = 0;              // probability a token repeats the previous token's experts
+};
+
 struct MoeSpec {
   int layers = 0;             // layers with routed experts
   int experts = 0;            // routed experts per MoE layer
   int experts_per_token = 0;  // top-k
   int shared_experts = 0;     // always-on experts per MoE layer
   double expert_params = 0;   // parameters of one routed expert
+  std::optional<RoutingSpec> routing;
 };
 
 struct ModelSpec {

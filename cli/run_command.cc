@@ -1,0 +1,270 @@
+// `vramsim run SCENARIO.yaml`: the event simulation of one scenario.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/catalogue_access.h"
+#include "cli/commands.h"
+#include "core/config_reader.h"
+#include "core/json.h"
+#include "sim/engine.h"
+#include "sim/power.h"
+#include "sim/stats.h"
+#include "sim/telemetry.h"
+
+namespace vramsim::cli {
+namespace {
+
+const char* kHelp = R"(usage: vramsim run SCENARIO.yaml [options]
+
+Simulates the scenario (docs/scenarios.md): expert routing per token, the VRAM expert cache,
+misses served over PCIe or on the host, decode steps with their bubbles, and the requests.
+
+  --set key=value        override any scenario key, e.g. --set hardware.link.preset=pcie-gen5-x16
+  --seed N               random seed (default: the scenario's `seed`, else 1)
+  --json                 print one JSON object (docs/json-schema.md)
+  --requests-out FILE    write one JSON line per request
+  --trace FILE           write a Chrome/Perfetto trace of the first decode steps
+  --trace-steps N        how many steps the trace covers (default 20)
+  --log-format strata    also write the case-study engine's telemetry lines (to --log FILE,
+                         else to stdout after the summary)
+  --log FILE
+  --configs DIR          catalogue directory
+)";
+
+double pct(const std::vector<double>& v, double q) { return sim::percentile(v, q); }
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+struct Summary {
+  std::vector<double> hit, overflow, decode, ttft, e2e, prefill;
+};
+
+Summary collect(const sim::RunResult& r) {
+  Summary s;
+  for (const auto& x : r.samples) {
+    s.hit.push_back(x.hit_rate);
+    s.overflow.push_back(x.pcie_overflow);
+    s.decode.push_back(x.decode_tok_s);
+    s.ttft.push_back(x.ttft_s);
+    s.e2e.push_back(x.e2e_s);
+    s.prefill.push_back(x.prefill_tok_s);
+  }
+  return s;
+}
+
+void write_breakdown(json::Writer& j, const sim::StepCosts& c) {
+  const double t = c.total();
+  j.begin_object()
+      .field("compute", c.compute / t)
+      .field("transfer", c.transfer / t)
+      .field("stall", c.stall / t)
+      .field("cpu_experts", c.cpu_experts / t)
+      .field("launch_sync", c.launch_sync / t)
+      .end_object();
+}
+
+std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
+  const Summary m = collect(r);
+  json::Writer j;
+  j.begin_object().field("scenario", s.source).field("seed", static_cast<std::int64_t>(s.seed));
+  j.key("vram").begin_object()
+      .field("card_mib", r.plan.card_total / units::kMiB)
+      .field("others_mib", r.plan.others / units::kMiB)
+      .field("fixed_mib", r.plan.fixed / units::kMiB)
+      .field("free_at_start_mib", r.plan.free_at_start / units::kMiB)
+      .field("free_measured", r.plan.free_measured)
+      .end_object();
+  j.key("cache").begin_object()
+      .field("policy", std::string(sim::to_string(s.engine.policy)))
+      .field("slots", r.plan.slots)
+      .field("slot_mib", r.plan.slot_bytes / units::kMiB)
+      .field("coverage", r.plan.coverage())
+      .field("prefill_s", r.prefill_fill_s)
+      .end_object();
+  j.field("pcie_frac", r.pcie_frac);
+  auto dist = [&](const char* name, const std::vector<double>& v) {
+    j.key(name).begin_object().field("p50", pct(v, 0.5)).field("mean", sim::mean(v)).field("p5", pct(v, 0.05))
+        .field("p95", pct(v, 0.95)).field("min", pct(v, 0)).field("max", pct(v, 1)).end_object();
+  };
+  dist("expert_hit_rate", m.hit);
+  dist("pcie_overflow", m.overflow);
+  dist("decode_tok_s", m.decode);
+  j.key("ttft_s").begin_object().field("p50", pct(m.ttft, 0.5)).field("p95", pct(m.ttft, 0.95))
+      .field("p99", pct(m.ttft, 0.99)).field("max", pct(m.ttft, 1)).end_object();
+  j.key("e2e_s").begin_object().field("p50", pct(m.e2e, 0.5)).field("p95", pct(m.e2e, 0.95)).end_object();
+  j.key("prefill_tok_s").begin_object().field("p50", pct(m.prefill, 0.5)).field("mean", sim::mean(m.prefill)).end_object();
+  j.key("step_time_breakdown");
+  write_breakdown(j, r.decode);
+  j.field("decode_step_ms", r.decode_steps ? r.decode.total() / static_cast<double>(r.decode_steps) * 1e3 : 0.0);
+  j.key("gpu").begin_object().field("util", p.util).field("useful_fraction", p.useful_fraction)
+      .field("avg_power_w", p.avg_power_w).end_object();
+  j.key("energy").begin_object().field("j_per_token", p.j_per_token).field("total_j", p.energy_j).end_object();
+  j.key("requests").begin_object().field("completed", r.completed).field("rejected", static_cast<std::int64_t>(0))
+      .end_object();
+  j.field("generated_tokens", r.generated_tokens);
+  j.field("makespan_s", r.makespan_s);
+  j.field("throughput_tok_s", r.makespan_s > 0 ? static_cast<double>(r.generated_tokens) / r.makespan_s : 0.0);
+  j.key("sim").begin_object().field("wall_s", wall).field("decode_steps", r.decode_steps)
+      .field("simgrid_activities", r.simgrid_activities)
+      .field("simgrid_activities_per_token",
+             r.generated_tokens ? static_cast<double>(r.simgrid_activities) / static_cast<double>(r.generated_tokens) : 0.0)
+      .end_object();
+  j.end_object();
+  return j.str() + "\n";
+}
+
+std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
+  const Summary m = collect(r);
+  const auto& plan = r.plan;
+  std::ostringstream o;
+  o << "vramsim run: " << s.source << " (seed " << s.seed << ")\n"
+    << "  " << s.model.display_name << " on " << s.gpu.spec.display_name << ", " << s.link.spec.name << " at "
+    << units::format_bandwidth(s.link.h2d_bandwidth) << ", host " << s.host.name << ", engine " << s.engine.preset << "\n"
+    << "  VRAM  " << fixed(plan.card_total / units::kMiB, 0) << " MiB card - " << fixed(plan.others / units::kMiB, 0)
+    << " others - " << fixed(plan.fixed / units::kMiB, 0) << " fixed = " << fixed(plan.free_at_start / units::kMiB, 0)
+    << " MiB free" << (plan.free_measured ? " (measured)" : "") << "\n"
+    << "  cache " << plan.slots << " slots of " << fixed(plan.slot_bytes / units::kMiB, 3) << " MiB ("
+    << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "
+    << sim::to_string(s.engine.policy) << "), pre-filled in " << fixed(r.prefill_fill_s, 2) << " s; pcie_frac "
+    << fixed(r.pcie_frac, 2) << "\n\n"
+    << "  requests        " << r.completed << " completed, 0 rejected; " << r.generated_tokens << " tokens in "
+    << fixed(r.makespan_s, 1) << " s (" << fixed(static_cast<double>(r.generated_tokens) / r.makespan_s, 1) << " tok/s)\n"
+    << "  hit rate        p50 " << fixed(100 * pct(m.hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(m.hit, 0.05), 1)
+    << "%, p95 " << fixed(100 * pct(m.hit, 0.95), 1) << "%)\n"
+    << "  PCIe overflow   p50 " << fixed(100 * pct(m.overflow, 0.5), 2) << "%  (p95 " << fixed(100 * pct(m.overflow, 0.95), 2)
+    << "%, max " << fixed(100 * pct(m.overflow, 1), 2) << "%)\n"
+    << "  decode tok/s    p50 " << fixed(pct(m.decode, 0.5), 1) << "  mean " << fixed(sim::mean(m.decode), 1) << "  p5 "
+    << fixed(pct(m.decode, 0.05), 1) << "  p95 " << fixed(pct(m.decode, 0.95), 1) << "  (range "
+    << fixed(pct(m.decode, 0), 0) << "-" << fixed(pct(m.decode, 1), 0) << ")\n"
+    << "  TTFT            p50 " << fixed(1e3 * pct(m.ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(m.ttft, 0.95), 0) << " ms\n";
+  const auto& c = r.decode;
+  const double t = c.total();
+  o << "  decode step     " << fixed(t / static_cast<double>(r.decode_steps) * 1e3, 2) << " ms: compute "
+    << fixed(100 * c.compute / t, 0) << "%, transfer " << fixed(100 * c.transfer / t, 0) << "%, stall "
+    << fixed(100 * c.stall / t, 0) << "%, host experts " << fixed(100 * c.cpu_experts / t, 0) << "%, launch/sync "
+    << fixed(100 * c.launch_sync / t, 0) << "%\n"
+    << "  GPU             util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1)
+    << "%), mean power " << fixed(p.avg_power_w, 0) << " W, " << fixed(p.j_per_token, 2) << " J/token\n"
+    << "  simulation      " << fixed(wall, 2) << " s wall, " << r.decode_steps << " steps, " << r.simgrid_activities
+    << " SimGrid activities\n";
+  return o.str();
+}
+
+// One JSON line per request.
+std::string request_line(const sim::RequestRecord& r) {
+  json::Writer j(false);
+  j.begin_object()
+      .field("id", static_cast<std::int64_t>(r.id))
+      .field("client", r.client)
+      .field("prompt_tokens", r.prompt_tokens)
+      .field("gen_tokens", r.gen_tokens)
+      .field("hit_rate", r.hit_rate)
+      .field("pcie_overflow", r.pcie_overflow)
+      .field("decode_tok_s", r.decode_tok_s)
+      .field("ttft_s", r.ttft_s)
+      .field("prefill_s", r.prefill_s)
+      .field("e2e_s", r.end_s - r.arrival_s)
+      .field("arrival_s", r.arrival_s)
+      .field("request_share", r.request_share)
+      .field("steps", r.steps)
+      .field("lookups", r.lookups)
+      .field("routed", r.routed)
+      .field("distinct_lookups", r.distinct_lookups)
+      .field("distinct_hits", r.distinct_hits)
+      .field("pcie_reads", r.pcie_reads)
+      .end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"--seed", "--requests-out", "--trace", "--trace-steps", "--log-format", "--log", "--configs"};
+  spec.flags = {"--json", "--help"};
+  spec.repeated = {"--set"};
+  Args args(argv, spec);
+  if (args.flag("--help")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (args.positional().size() != 1) throw UsageError("run takes one scenario file (see --help)");
+  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
+
+  auto tree = config::load_yaml_file(args.positional()[0]);
+  if (!tree) throw config::ConfigError(tree.error());
+  for (const auto& assignment : args.all("--set")) {
+    auto applied = config::apply_override(*tree, assignment);
+    if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
+  }
+  if (auto seed = args.get("--seed")) {
+    auto applied = config::apply_override(*tree, "seed=" + *seed);
+    if (!applied) throw UsageError(applied.error().message);
+  }
+  sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
+
+  const auto log_format = args.get("--log-format");
+  if (log_format && *log_format != "strata") throw UsageError("--log-format: expected \"strata\", got \"" + *log_format + "\"");
+  std::unique_ptr<std::ofstream> requests_out;
+  if (auto path = args.get("--requests-out")) {
+    requests_out = std::make_unique<std::ofstream>(*path);
+    if (!*requests_out) throw UsageError("cannot write " + *path);
+  }
+  std::ostringstream strata;
+  sim::RunOptions options;
+  options.trace_steps = args.get("--trace") ? static_cast<int>(args.integer("--trace-steps", 20, 1, 100000)) : 0;
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  options.on_request = [&](const sim::RequestRecord& r) {
+    if (requests_out) *requests_out << request_line(r);
+    if (log_format) strata << sim::strata_request_lines(scenario, r);
+  };
+  options.on_progress = [&](int done, int total) {
+    if (progress && (done % 10 == 0 || done == total))
+      std::cerr << "\r  simulated " << done << "/" << total << " requests" << (done == total ? "\n" : "") << std::flush;
+  };
+
+  const auto start = std::chrono::steady_clock::now();
+  sim::RunResult result;
+  try {
+    result = sim::run_scenario(scenario, options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const sim::PowerSummary power = sim::summarise_power(scenario, result);
+
+  if (auto path = args.get("--trace")) {
+    std::ofstream trace(*path);
+    if (!trace) throw UsageError("cannot write " + *path);
+    trace << sim::chrome_trace(result.trace);
+  }
+  const bool json = args.flag("--json");
+  std::cout << (json ? to_json(scenario, result, power, wall) : to_table(scenario, result, power, wall));
+  if (log_format) {
+    const std::string text = sim::strata_startup_lines(scenario, result) + strata.str();
+    if (auto path = args.get("--log")) {
+      std::ofstream log(*path);
+      if (!log) throw UsageError("cannot write " + *path);
+      log << text;
+    } else if (json) {
+      std::cerr << text;
+    } else {
+      std::cout << "\n" << text;
+    }
+  }
+  return 0;
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,172 @@
+// `vramsim validate [DATASET] [--json]`: runs every simulation a validation dataset names (one
+// process each: SimGrid allows one engine per process; a TBB pool runs them in parallel),
+// compares predictions with measurements and exits 1 when a case is out of tolerance.
+#include <sys/wait.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/catalogue_access.h"
+#include "cli/commands.h"
+#include "core/config_reader.h"
+#include "core/json.h"
+#include "reports/validation.h"
+#include "sim/stats.h"
+
+namespace vramsim::cli {
+namespace {
+namespace fs = std::filesystem;
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the vramsim executable (/proc/self/exe)");
+  return p.string();
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs one simulation in its own process; returns its outputs or throws with its stderr.
+reports::RunOutput run_one(const reports::ValidationRun& run, const config::Catalogue& catalogue, const fs::path& dir) {
+  const fs::path json = dir / (run.name + ".json");
+  const fs::path requests = dir / (run.name + ".jsonl");
+  const fs::path err = dir / (run.name + ".err");
+  std::string command = quote(self_path()) + " run " + quote((catalogue.root() / run.scenario).string()) +
+                        " --configs " + quote(catalogue.root().string()) + " --json --requests-out " +
+                        quote(requests.string());
+  for (const auto& s : run.set) command += " --set " + quote(s);
+  command += " > " + quote(json.string()) + " 2> " + quote(err.string());
+  const int status = std::system(command.c_str());
+  if (status != 0) throw std::runtime_error("run " + run.name + " failed: " + read_file(err));
+  reports::RunOutput out;
+  auto summary = config::parse_yaml(read_file(json), json.string());
+  if (!summary) throw std::runtime_error("run " + run.name + ": unreadable output: " + summary.error().message);
+  out.summary = std::move(summary).value();
+  std::ifstream lines(requests);
+  for (std::string line; std::getline(lines, line);) {
+    auto rec = config::parse_yaml(line, requests.string());
+    if (!rec) continue;
+    const auto* o = rec->find("pcie_overflow");
+    const auto* d = rec->find("decode_tok_s");
+    if (o && d) out.requests.emplace_back(std::stod(o->text()), std::stod(d->text()));
+  }
+  return out;
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.1f" : std::fabs(v) >= 1 ? "%.3f" : "%.4f", v);
+  return buf;
+}
+
+}  // namespace
+
+int validate_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"--configs", "--jobs"};
+  spec.flags = {"--json", "--help"};
+  Args args(argv, spec);
+  if (args.flag("--help")) {
+    std::cout << "usage: vramsim validate [DATASET] [--json] [--jobs N]\n\n"
+                 "Runs the simulations of a validation dataset (configs/validation/DATASET.yaml, default\n"
+                 "case-study) in parallel processes, prints prediction, measurement and error per case, and\n"
+                 "exits 1 when a case is out of its tolerance.\n";
+    return 0;
+  }
+  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  const std::string name = args.positional().empty() ? "case-study" : args.positional()[0];
+  const fs::path file = name.ends_with(".yaml") ? fs::path(name) : catalogue.root() / "validation" / (name + ".yaml");
+  auto tree = config::load_yaml_file(file.string());
+  if (!tree) throw config::ConfigError(tree.error());
+  const reports::ValidationSet set = reports::decode_validation_set(*tree);
+
+  const fs::path dir = fs::temp_directory_path() / ("vramsim-validate-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::map<std::string, reports::RunOutput> outputs;
+  std::vector<reports::RunOutput> slots(set.runs.size());
+  std::vector<std::string> failures(set.runs.size());
+  const int jobs = static_cast<int>(args.integer("--jobs", tbb::this_task_arena::max_concurrency(), 1, 1024));
+  tbb::task_arena arena(jobs);
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, set.runs.size(), [&](std::size_t i) {
+      try {
+        slots[i] = run_one(set.runs[i], catalogue, dir);
+      } catch (const std::exception& e) {
+        failures[i] = e.what();
+      }
+    });
+  });
+  fs::remove_all(dir);
+  for (std::size_t i = 0; i < set.runs.size(); ++i) {
+    if (!failures[i].empty()) {
+      std::cerr << "vramsim validate: " << failures[i] << "\n";
+      return 1;
+    }
+    outputs[set.runs[i].name] = std::move(slots[i]);
+  }
+
+  const auto results = reports::evaluate(set, outputs);
+  std::vector<double> rel_errors;
+  int failed = 0;
+  for (const auto& r : results) {
+    if (!r.pass) ++failed;
+    if (r.predicted && r.spec->measured != 0) rel_errors.push_back(std::fabs(*r.predicted / r.spec->measured - 1.0));
+  }
+  const double median = sim::percentile(rel_errors, 0.5);
+  const double worst = rel_errors.empty() ? 0.0 : *std::max_element(rel_errors.begin(), rel_errors.end());
+
+  if (args.flag("--json")) {
+    json::Writer j;
+    j.begin_object().field("dataset", set.name).field("cases", static_cast<std::int64_t>(results.size()))
+        .field("failed", failed).field("median_abs_error", median).field("max_abs_error", worst);
+    j.key("rows").begin_array();
+    for (const auto& r : results) {
+      j.begin_object().field("name", r.spec->name).field("role", r.spec->role).field("measured", r.spec->measured);
+      j.key("predicted").value(r.predicted);
+      j.field("error", r.error).field("tolerance", r.spec->tolerance.value)
+          .field("tolerance_kind", r.spec->tolerance.absolute ? "absolute" : "relative").field("pass", r.pass);
+      if (r.spec->bucket) j.field("requests", static_cast<std::int64_t>(r.samples));
+      j.end_object();
+    }
+    j.end_array().end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "vramsim validate: " << set.name << " (" << set.source << ")\n\n";
+    std::printf("  %-44s %10s %10s %9s %9s  %-4s %s\n", "case", "predicted", "measured", "error", "tolerance", "", "role");
+    for (const auto& r : results) {
+      const auto& c = *r.spec;
+      const bool rel = !(c.tolerance.absolute || c.measured == 0);
+      std::string err = r.predicted ? (rel ? fmt(100 * r.error) + "%" : fmt(r.error)) : "-";
+      std::string tol = rel ? fmt(100 * c.tolerance.value) + "%" : fmt(c.tolerance.value);
+      std::string label = c.name + (c.bucket ? " [" + std::to_string(r.samples) + " req]" : "");
+      std::printf("  %-44s %10s %10s %9s %9s  %-4s %s\n", label.c_str(), r.predicted ? fmt(*r.predicted).c_str() : "none",
+                  fmt(c.measured).c_str(), err.c_str(), tol.c_str(), r.pass ? "ok" : "FAIL", c.role.c_str());
+    }
+    std::printf("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
+                results.size(), failed, 100 * median, 100 * worst);
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,124 @@
+#include "reports/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/config_reader.h"
+#include "sim/stats.h"
+
+namespace vramsim::reports {
+
+using config::MapReader;
+using config::Node;
+
+namespace {
+
+Tolerance parse_tolerance(const Node& n, const std::string& path) {
+  const std::string text = n.is_scalar() ? n.text() : "";
+  Tolerance t;
+  std::istringstream in(text);
+  double v = 0;
+  std::string unit;
+  if (!(in >> v) || v < 0) config::fail(n, path, "expected a tolerance like \"10%\" or \"0.015 abs\", got " + n.describe());
+  if (text.back() == '%') {
+    t.value = v / 100.0;
+  } else if ((in >> unit) && unit == "abs") {
+    t.value = v;
+    t.absolute = true;
+  } else {
+    config::fail(n, path, "expected a tolerance like \"10%\" or \"0.015 abs\", got " + n.describe());
+  }
+  return t;
+}
+
+const Node* at_path(const Node& root, const std::string& dotted) {
+  const Node* cur = &root;
+  std::size_t start = 0;
+  while (cur && start <= dotted.size()) {
+    auto dot = dotted.find('.', start);
+    cur = cur->find(dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+}  // namespace
+
+ValidationSet decode_validation_set(const Node& root) {
+  MapReader r(root, "");
+  ValidationSet set;
+  set.name = r.string("name");
+  set.source = r.string("source");
+  MapReader runs = r.map("runs");
+  for (const auto& [name, node] : runs.node().entries()) {
+    MapReader run = runs.map(name);
+    ValidationRun v{name, run.string("scenario"), {}};
+    if (const Node* s = run.optional_any("set")) {
+      if (!s->is_sequence()) config::fail(*s, run.key_path("set"), "expected a list of key=value overrides");
+      for (const auto& item : s->items()) v.set.push_back(item.text());
+    }
+    run.finish();
+    set.runs.push_back(v);
+  }
+  runs.finish();
+  const Node& cases = r.any("cases");
+  if (!cases.is_sequence()) config::fail(cases, "cases", "expected a list of cases");
+  for (std::size_t i = 0; i < cases.items().size(); ++i) {
+    MapReader c(cases.items()[i], "cases[" + std::to_string(i) + "]");
+    ValidationCase v;
+    v.name = c.string("name");
+    v.role = c.string("role");
+    v.measured = c.number("measured", config::Lower::NonNegative);
+    v.tolerance = parse_tolerance(c.any("tolerance"), c.key_path("tolerance"));
+    if (c.has("bucket")) {
+      const Node& b = c.any("bucket");
+      if (!b.is_sequence() || b.items().size() != 2) c.fail_at("bucket", "expected [lo, hi) overflow bounds");
+      v.bucket = {std::stod(b.items()[0].text()), std::stod(b.items()[1].text())};
+      v.run = c.string("runs");
+      if (v.run != "all") c.fail_at("runs", "bucket cases use every run: expected \"all\"");
+    } else {
+      v.run = c.string("run");
+      v.metric = c.string("metric");
+      bool known = false;
+      for (const auto& run : set.runs) known = known || run.name == v.run;
+      if (!known) c.fail_at("run", "no run named \"" + v.run + "\" in `runs`");
+    }
+    c.finish();
+    set.cases.push_back(v);
+  }
+  r.finish();
+  return set;
+}
+
+std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::string, RunOutput>& outputs) {
+  std::vector<CaseResult> results;
+  for (const auto& c : set.cases) {
+    CaseResult r;
+    r.spec = &c;
+    if (c.bucket) {
+      std::vector<double> decode;
+      for (const auto& [name, out] : outputs)
+        for (const auto& [overflow, tok_s] : out.requests)
+          if (overflow >= c.bucket->first && overflow < c.bucket->second) decode.push_back(tok_s);
+      r.samples = decode.size();
+      if (!decode.empty()) r.predicted = sim::percentile(decode, 0.5);
+    } else if (auto it = outputs.find(c.run); it != outputs.end()) {
+      if (const Node* n = at_path(it->second.summary, c.metric); n && n->is_scalar()) r.predicted = std::stod(n->text());
+    }
+    if (r.predicted) {
+      if (c.tolerance.absolute || c.measured == 0) {
+        r.error = *r.predicted - c.measured;
+        r.pass = std::fabs(r.error) <= c.tolerance.value + 1e-12;
+      } else {
+        r.error = *r.predicted / c.measured - 1.0;
+        r.pass = std::fabs(r.error) <= c.tolerance.value + 1e-12;
+      }
+    }
+    results.push_back(r);
+  }
+  return results;
+}
+
+}  // namespace vramsim::reports

@@ -1,0 +1,231 @@
+#include "sim/engine.h"
+
+#include <simgrid/s4u.hpp>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+
+#include "sim/expert_cache.h"
+#include "sim/request_runner.h"
+
+namespace vramsim::sim {
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+// GPU and CPU hosts run at 1e9 "flops" per second, so an activity's amount is its duration in
+// nanoseconds at full speed; concurrent activities on one host share it fairly.
+constexpr double kSpeed = 1e9;
+
+struct Job {
+  std::uint64_t id = 0;
+  int client = 0;
+  double arrival = 0;
+  s4u::Mailbox* reply = nullptr;
+};
+
+Popularity build_popularity(const Scenario& s) {
+  const auto& moe = *s.model.moe;
+  const auto& r = *moe.routing;
+  // Fit the global shape so that the median request (share alpha_median routed by its own
+  // preference, which catches `coverage` of its look-ups in expectation) has the measured hit
+  // rate: h = (1 - a) H(c) + a c  =>  H(c) = (h - a c) / (1 - a).
+  auto global = [&](std::pair<double, double> p) {
+    const double a = r.request_share_median;
+    return CoveragePoint{p.first, (p.second - a * p.first) / (1.0 - a)};
+  };
+  auto fitted = fit_popularity(moe.experts, moe.experts_per_token, global(r.coverage_points[0]), global(r.coverage_points[1]));
+  if (!fitted)
+    throw std::invalid_argument("model.moe.routing.coverage_points: " + fitted.error().message);
+  return std::move(fitted).value();
+}
+
+class Simulation {
+ public:
+  Simulation(const Scenario& s, const RunOptions& o, RunResult& out)
+      : s_(s), options_(o), out_(out), model_(s, out.plan) {}
+
+  void run() {
+    // SimGrid's own chatter (configuration changes) stays out of the user's output.
+    int argc = 2;
+    char name[] = "vramsim";
+    char quiet[] = "--log=root.thresh:warning";
+    char* argv[] = {name, quiet, nullptr};
+    s4u::Engine engine(&argc, argv);
+    engine.set_config("network/model:CM02");
+    engine.set_config("network/crosstraffic:0");
+    engine.set_config("network/TCP-gamma:0");
+    engine.set_config("network/latency-factor:1");
+    engine.set_config("network/bandwidth-factor:1");
+
+    auto* zone = s4u::create_full_zone("node");
+    host_ = zone->create_host("host", kSpeed);
+    gpu_ = zone->create_host("gpu", kSpeed);
+    s4u::Link* link = zone->create_split_duplex_link("pcie", s_.link.h2d_bandwidth)->set_latency(s_.link.spec.latency_s);
+    zone->add_route(host_->get_netpoint(), gpu_->get_netpoint(), nullptr, nullptr,
+                    {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+    zone->seal();
+
+    queue_ = s4u::Mailbox::by_name("queue");
+    for (int c = 0; c < s_.workload.clients; ++c)
+      s4u::Actor::create("client" + std::to_string(c), host_, [this, c] { client(c); });
+    for (int slot = 0; slot < s_.engine.parallel; ++slot)
+      s4u::Actor::create("slot" + std::to_string(slot), gpu_, [this] { slot_loop(); })->daemonize();
+    engine.run();
+    out_.makespan_s = s4u::Engine::get_clock();
+  }
+
+ private:
+  // A closed-loop client: sends its next request when the previous one completes.
+  void client(int c) {
+    s4u::Mailbox* reply = s4u::Mailbox::by_name("client" + std::to_string(c));
+    for (int r = c; r < s_.workload.requests; r += s_.workload.clients) {
+      auto* job = new Job{static_cast<std::uint64_t>(r), c, s4u::Engine::get_clock(), reply};
+      queue_->put(job, 0);
+      ++out_.simgrid_activities;
+      reply->get_unique<Job>();  // the completed job comes back
+      ++out_.simgrid_activities;
+    }
+  }
+
+  // Runs `seconds` of GPU time (shared with the other slots) and the step's link traffic.
+  void run_on_gpu(double seconds, double host_idle, double pcie_bytes) {
+    s4u::CommPtr comm;
+    if (pcie_bytes > 0) {
+      comm = s4u::Comm::sendto_async(host_, gpu_, static_cast<std::uint64_t>(pcie_bytes));
+      ++out_.simgrid_activities;
+    }
+    if (host_idle > 0) {
+      s4u::this_actor::sleep_for(host_idle);  // host-side work: the GPU is idle
+      ++out_.simgrid_activities;
+    }
+    s4u::this_actor::execute((seconds - host_idle) * kSpeed);
+    ++out_.simgrid_activities;
+    if (comm) comm->wait();
+  }
+
+  void slot_loop() {
+    while (true) {
+      std::unique_ptr<Job> job(queue_->get<Job>());
+      ++out_.simgrid_activities;
+      serve(*job);
+      job->reply->put(job.release(), 0);
+      ++out_.simgrid_activities;
+    }
+  }
+
+  void serve(const Job& job) {
+    RequestRecord rec;
+    rec.id = job.id;
+    rec.client = job.client;
+    rec.prompt_tokens = s_.workload.prompt_tokens;
+    rec.gen_tokens = s_.workload.gen_tokens;
+    rec.arrival_s = job.arrival;
+    rec.start_s = s4u::Engine::get_clock();
+    RequestRunner runner(s_, model_, out_.popularity, *cache_, job.id, rec.prompt_tokens, rec.gen_tokens);
+
+    StepCosts pre = runner.prefill();
+    run_on_gpu(pre.total(), pre.host_idle, pre.pcie_bytes);
+    out_.prefill += pre;
+    rec.first_token_s = s4u::Engine::get_clock();
+    rec.prefill_s = rec.first_token_s - rec.start_s;
+    account_gpu(pre);
+
+    while (!runner.done()) {
+      const bool keep = out_.decode_steps < options_.trace_steps;
+      StepResult step = runner.step(keep);
+      const double t0 = s4u::Engine::get_clock();
+      run_on_gpu(step.costs.total(), step.costs.host_idle, step.costs.pcie_bytes);
+      out_.decode += step.costs;
+      account_gpu(step.costs);
+      if (keep) record_trace(t0, step);
+      ++out_.decode_steps;
+    }
+    rec.end_s = s4u::Engine::get_clock();
+    const auto& c = runner.counters();
+    rec.lookups = c.lookups;
+    rec.lookup_hits = c.lookup_hits;
+    // The engine's "routed": top-k look-ups per MoE layer for every generated token (480 per
+    // token in the case study), the denominator of its PCIe overflow ratio.
+    rec.routed = static_cast<std::int64_t>(s_.model.moe->experts_per_token) * s_.model.moe->layers * runner.generated();
+    rec.distinct_lookups = c.distinct_lookups;
+    rec.distinct_hits = c.distinct_hits;
+    rec.pcie_reads = c.pcie_reads;
+    rec.steps = c.steps;
+    rec.drafted = c.drafted;
+    rec.accepted = c.accepted;
+    rec.request_share = runner.alpha();
+    rec.hit_rate = c.lookups ? static_cast<double>(c.lookup_hits) / static_cast<double>(c.lookups) : 1.0;
+    rec.pcie_overflow = rec.routed ? static_cast<double>(c.pcie_reads) / static_cast<double>(rec.routed) : 0.0;
+    const double decode_time = rec.end_s - rec.first_token_s;
+    rec.decode_tok_s = decode_time > 0 ? static_cast<double>(runner.generated()) / decode_time : 0.0;
+    rec.ttft_s = rec.first_token_s - rec.arrival_s;
+    out_.generated_tokens += runner.generated();
+    ++out_.completed;
+    out_.samples.push_back(RequestSample{static_cast<float>(rec.hit_rate), static_cast<float>(rec.pcie_overflow),
+                                         static_cast<float>(rec.decode_tok_s), static_cast<float>(rec.ttft_s),
+                                         static_cast<float>(rec.end_s - rec.arrival_s),
+                                         static_cast<float>(rec.prefill_s > 0 ? static_cast<double>(rec.prompt_tokens) / rec.prefill_s : 0)});
+    if (options_.on_request) options_.on_request(rec);
+    if (options_.on_progress) options_.on_progress(static_cast<int>(out_.completed), s_.workload.requests);
+  }
+
+  void account_gpu(const StepCosts& c) {
+    out_.gpu_resident_s += c.total() - c.host_idle;
+    out_.gpu_busy_useful_s += c.compute;
+  }
+
+  void record_trace(double t0, const StepResult& step) {
+    const StepCosts fixed = model_.step_fixed(0);
+    double t = t0;
+    out_.trace.push_back({"host step work", "host", t, fixed.host_idle});
+    t += fixed.host_idle;
+    out_.trace.push_back({"LM head + draft", "GPU", t, fixed.total() - fixed.host_idle});
+    t += fixed.total() - fixed.host_idle;
+    for (std::size_t l = 0; l < step.layers.size(); ++l) {
+      const auto& layer = step.layers[l];
+      const auto& c = layer.costs;
+      const std::string name = "layer " + std::to_string(l);
+      out_.trace.push_back({name + " compute", "GPU", t, c.compute + c.launch_sync});
+      double after = t + c.compute + c.launch_sync;
+      if (c.stall > 0) out_.trace.push_back({name + " bubble (" + std::to_string(layer.experts.misses) + " misses)", "GPU stall", after, c.stall});
+      if (c.cpu_experts > 0) out_.trace.push_back({name + " host experts", "GPU stall", after + c.stall, c.cpu_experts});
+      if (c.transfer > 0) out_.trace.push_back({name + " PCIe reads (" + std::to_string(layer.experts.pcie_reads) + ")", "PCIe", after + c.stall, c.transfer});
+      t += c.total();
+    }
+  }
+
+ public:
+  std::unique_ptr<ExpertCache> cache_;
+
+ private:
+  const Scenario& s_;
+  const RunOptions& options_;
+  RunResult& out_;
+  StepModel model_;
+  s4u::Host* host_ = nullptr;
+  s4u::Host* gpu_ = nullptr;
+  s4u::Mailbox* queue_ = nullptr;
+};
+
+}  // namespace
+
+RunResult run_scenario(const Scenario& s, const RunOptions& options) {
+  RunResult out;
+  out.plan = plan_vram(s);
+  out.popularity = build_popularity(s);
+  const auto& moe = *s.model.moe;
+  Simulation sim(s, options, out);
+  out.pcie_frac = StepModel(s, out.plan).pcie_frac();
+  sim.cache_ = std::make_unique<ExpertCache>(s.engine.policy, moe.layers, moe.experts, out.plan.slots,
+                                             s.engine.dynamic_share, out.popularity);
+  // Pre-filling the cache at start: every slot copied over the link.
+  out.prefill_fill_s = out.plan.cache_bytes / s.link.h2d_bandwidth;
+  out.samples.reserve(static_cast<std::size_t>(s.workload.requests));
+  sim.run();
+  return out;
+}
+
+}  // namespace vramsim::sim

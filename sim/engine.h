@@ -1,0 +1,88 @@
+// `vramsim run`: the event simulation of one scenario.
+//
+// SimGrid holds the platform (host CPU, GPU, the host link as an exact split-duplex link) and
+// the actors: closed-loop clients and the engine's parallel slots. Each decode step becomes a
+// GPU activity (its duration from the step model) and, when it reads over PCIe, a transfer on
+// the link, so that slots that run at once share the GPU and the link. Routing, cache look-ups
+// and the step model stay in plain C++ (request_runner.h).
+//
+// One SimGrid engine per process: run_scenario() may be called once per process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/routing.h"
+#include "sim/scenario.h"
+#include "sim/step_model.h"
+#include "sim/vram_plan.h"
+
+namespace vramsim::sim {
+
+struct RequestRecord {
+  std::uint64_t id = 0;
+  int client = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t gen_tokens = 0;
+  double arrival_s = 0;
+  double start_s = 0;
+  double first_token_s = 0;
+  double end_s = 0;
+  double hit_rate = 0;         // resident share of look-ups (every verified position)
+  double pcie_overflow = 0;    // experts read by the GPU over PCIe / routed (top-k x layers x generated tokens)
+  double decode_tok_s = 0;     // generated tokens / decode time
+  double ttft_s = 0;           // arrival to first token
+  double prefill_s = 0;
+  double request_share = 0;    // the routing's per-request share (alpha)
+  std::int64_t lookups = 0, lookup_hits = 0, routed = 0, distinct_lookups = 0, distinct_hits = 0, pcie_reads = 0, steps = 0,
+               drafted = 0, accepted = 0;
+};
+
+// One event of the timeline trace (Chrome/Perfetto "complete" events).
+struct TraceEvent {
+  std::string name;
+  std::string track;
+  double start_s = 0;
+  double duration_s = 0;
+};
+
+struct RunOptions {
+  int trace_steps = 0;  // keep per-layer detail for this many first decode steps
+  std::function<void(const RequestRecord&)> on_request;  // called as each request completes
+  std::function<void(int done, int total)> on_progress;  // for a progress indication
+};
+
+// The per-request figures the summary's percentiles need (24 bytes a request).
+struct RequestSample {
+  float hit_rate = 0;
+  float pcie_overflow = 0;
+  float decode_tok_s = 0;
+  float ttft_s = 0;
+  float e2e_s = 0;
+  float prefill_tok_s = 0;
+};
+
+struct RunResult {
+  VramPlan plan;
+  Popularity popularity;
+  double pcie_frac = 0;
+  double prefill_fill_s = 0;            // pre-filling the cache at start
+  std::vector<RequestSample> samples;   // one per completed request, in completion order
+  std::int64_t completed = 0;
+  StepCosts decode;                     // summed over all decode steps
+  StepCosts prefill;
+  double makespan_s = 0;
+  std::int64_t generated_tokens = 0;
+  std::int64_t decode_steps = 0;
+  std::int64_t simgrid_activities = 0;
+  double gpu_resident_s = 0;            // time with a kernel resident
+  double gpu_busy_useful_s = 0;         // time streaming weights/KV (useful)
+  std::vector<TraceEvent> trace;
+};
+
+// Runs the scenario. Throws std::invalid_argument for impossible scenarios (see plan_vram).
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options);
+
+}  // namespace vramsim::sim

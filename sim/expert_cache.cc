@@ -1,0 +1,99 @@
+#include "sim/expert_cache.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace vramsim::sim {
+
+ExpertCache::ExpertCache(CachePolicy policy, int layers, int experts, std::int64_t slots, double dynamic_share,
+                         const Popularity& popularity)
+    : policy_(policy), experts_(experts) {
+  const std::size_t n = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
+  if (slots < 0 || static_cast<std::size_t>(slots) > n) throw std::invalid_argument("cache slots out of range");
+  resident_.assign(n, 0);
+  pinned_.assign(n, 0);
+  lru_pos_.resize(n);
+  uses_.assign(n, 0);
+  last_use_.assign(n, 0);
+  if (policy == CachePolicy::Lru || policy == CachePolicy::Lfu) dynamic_capacity_ = slots;
+  if (policy == CachePolicy::ProfileLru) dynamic_capacity_ = static_cast<std::int64_t>(dynamic_share * static_cast<double>(slots));
+
+  // Pre-fill hottest first: order all (layer, rank) pairs by inclusion probability; equal
+  // probabilities (every layer has the same shape) alternate layers, so slots split evenly.
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  const auto& pi = popularity.inclusion();
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    double pa = pi[a % static_cast<std::uint32_t>(experts)], pb = pi[b % static_cast<std::uint32_t>(experts)];
+    if (pa != pb) return pa > pb;
+    return a % static_cast<std::uint32_t>(experts) < b % static_cast<std::uint32_t>(experts);
+  });
+  const std::int64_t pinned = slots - dynamic_capacity_;
+  for (std::int64_t i = 0; i < slots; ++i) {
+    std::uint32_t id = order[static_cast<std::size_t>(i)];
+    resident_[id] = 1;
+    ++count_;
+    if (i < pinned) {
+      pinned_[id] = 1;
+      continue;
+    }
+    ++dynamic_count_;
+    if (policy == CachePolicy::Lfu) {
+      lfu_.insert({0, clock_, id});
+    } else {
+      lru_.push_back(id);  // colder entries toward the back: evicted first
+      lru_pos_[id] = std::prev(lru_.end());
+    }
+  }
+}
+
+void ExpertCache::touch(int layer, int expert) {
+  const std::size_t id = index(layer, expert);
+  if (!resident_[id] || pinned_[id]) return;
+  ++clock_;
+  if (policy_ == CachePolicy::Lfu) {
+    lfu_.erase({uses_[id], last_use_[id], static_cast<std::uint32_t>(id)});
+    ++uses_[id];
+    last_use_[id] = clock_;
+    lfu_.insert({uses_[id], last_use_[id], static_cast<std::uint32_t>(id)});
+  } else {
+    lru_.splice(lru_.begin(), lru_, lru_pos_[id]);
+  }
+}
+
+void ExpertCache::evict_one() {
+  std::uint32_t victim = 0;
+  if (policy_ == CachePolicy::Lfu) {
+    victim = std::get<2>(*lfu_.begin());
+    lfu_.erase(lfu_.begin());
+  } else {
+    victim = lru_.back();
+    lru_.pop_back();
+  }
+  resident_[victim] = 0;
+  --count_;
+  --dynamic_count_;
+  ++evictions_;
+}
+
+void ExpertCache::insert(int layer, int expert) {
+  if (!admits_misses() || dynamic_capacity_ == 0) return;
+  const std::size_t id = index(layer, expert);
+  if (resident_[id]) return;
+  if (dynamic_count_ >= dynamic_capacity_) evict_one();
+  resident_[id] = 1;
+  ++count_;
+  ++dynamic_count_;
+  ++clock_;
+  if (policy_ == CachePolicy::Lfu) {
+    uses_[id] = 1;
+    last_use_[id] = clock_;
+    lfu_.insert({uses_[id], last_use_[id], static_cast<std::uint32_t>(id)});
+  } else {
+    lru_.push_front(static_cast<std::uint32_t>(id));
+    lru_pos_[id] = lru_.begin();
+  }
+}
+
+}  // namespace vramsim::sim

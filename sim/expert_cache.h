@@ -1,0 +1,66 @@
+// The VRAM expert cache: which (layer, expert) pairs are resident.
+//
+// Policies:
+// - profile:     pre-filled hottest first from the routing profile and pinned (no eviction);
+//                misses are served from host memory (see step_model.h).
+// - lru / lfu:   pre-filled like profile, then every miss is copied in over the link and
+//                evicts the least recently / least frequently used expert.
+// - profile-lru: a pinned profile part plus a dynamic LRU part (`dynamic_share` of the
+//                slots); misses are served from host memory for the current step and copied
+//                into the LRU part in the background, a prefetch for later tokens.
+// Experts are identified by their popularity rank within the layer. Lookups are O(1);
+// insertions O(1) for LRU and O(log n) for LFU.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "sim/routing.h"
+#include "sim/scenario.h"
+
+namespace vramsim::sim {
+
+class ExpertCache {
+ public:
+  ExpertCache(CachePolicy policy, int layers, int experts, std::int64_t slots, double dynamic_share,
+              const Popularity& popularity);
+
+  CachePolicy policy() const { return policy_; }
+  bool resident(int layer, int expert) const { return resident_[index(layer, expert)] != 0; }
+  // Records a use of a resident expert (recency / frequency bookkeeping).
+  void touch(int layer, int expert);
+  // Brings a missed expert in, evicting per the policy. No-op for the pinned profile policy.
+  void insert(int layer, int expert);
+  // Whether misses are copied into the cache (lru, lfu, profile-lru).
+  bool admits_misses() const { return policy_ != CachePolicy::Profile; }
+  std::int64_t resident_count() const { return count_; }
+  std::int64_t evictions() const { return evictions_; }
+
+ private:
+  std::size_t index(int layer, int expert) const {
+    return static_cast<std::size_t>(layer) * static_cast<std::size_t>(experts_) + static_cast<std::size_t>(expert);
+  }
+  void evict_one();
+
+  CachePolicy policy_;
+  int experts_;
+  std::int64_t dynamic_capacity_ = 0;  // slots managed by LRU/LFU
+  std::vector<std::uint8_t> resident_;
+  std::vector<std::uint8_t> pinned_;
+  std::int64_t count_ = 0;
+  std::int64_t dynamic_count_ = 0;
+  std::int64_t evictions_ = 0;
+  std::uint64_t clock_ = 0;
+  // LRU: most recent at the front; iterators per entry for O(1) moves.
+  std::list<std::uint32_t> lru_;
+  std::vector<std::list<std::uint32_t>::iterator> lru_pos_;
+  // LFU: (uses, last use, id), least at begin().
+  std::set<std::tuple<std::uint64_t, std::uint64_t, std::uint32_t>> lfu_;
+  std::vector<std::uint64_t> uses_;
+  std::vector<std::uint64_t> last_use_;
+};
+
+}  // namespace vramsim::sim

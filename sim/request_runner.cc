@@ -1,0 +1,114 @@
+#include "sim/request_runner.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace vramsim::sim {
+
+double conditional_acceptance(int draft_tokens, double acceptance) {
+  if (draft_tokens <= 0 || acceptance <= 0) return 0.0;
+  const double target = draft_tokens * acceptance;
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 100; ++i) {
+    double a = 0.5 * (lo + hi), sum = 0, power = 1;
+    for (int k = 0; k < draft_tokens; ++k) sum += (power *= a);
+    (sum < target ? lo : hi) = a;
+  }
+  return 0.5 * (lo + hi);
+}
+
+RequestRunner::RequestRunner(const Scenario& s, const StepModel& model, const Popularity& popularity,
+                             ExpertCache& cache, std::uint64_t request_id, std::int64_t prompt_tokens,
+                             std::int64_t gen_tokens)
+    : s_(s),
+      model_(model),
+      popularity_(popularity),
+      cache_(cache),
+      router_(popularity, s.model.moe->layers,
+              RoutingParams{s.model.moe->routing->request_share_median, s.model.moe->routing->request_share_sigma,
+                            s.model.moe->routing->locality},
+              CounterRng(s.seed).with(0x524F555445ULL), request_id),
+      rng_(CounterRng(s.seed).with(0x53544550ULL).with(request_id)),
+      request_id_(request_id),
+      prompt_tokens_(prompt_tokens),
+      gen_tokens_(gen_tokens),
+      seen_(static_cast<std::size_t>(popularity.experts()), 0) {
+  if (s.engine.speculative) accept_probability_ = conditional_acceptance(s.engine.draft_tokens, s.engine.acceptance);
+}
+
+StepCosts RequestRunner::prefill() {
+  // Expected distinct experts touched by the prompt per layer: 1 - (1 - pi)^P for each.
+  const auto& pi = popularity_.inclusion();
+  const double p = static_cast<double>(prompt_tokens_);
+  std::vector<double> touched(pi.size());
+  for (std::size_t e = 0; e < pi.size(); ++e) touched[e] = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
+  double missing = 0, resident = 0;
+  for (int layer = 0; layer < s_.model.moe->layers; ++layer)
+    for (int e = 0; e < popularity_.experts(); ++e)
+      (cache_.resident(layer, e) ? resident : missing) += touched[static_cast<std::size_t>(e)];
+  return model_.prefill(prompt_tokens_, missing, resident);
+}
+
+StepResult RequestRunner::step(bool keep_layers) {
+  StepResult out;
+  const int drafts = s_.engine.speculative ? s_.engine.draft_tokens : 0;
+  const int tokens = 1 + drafts;  // verified positions
+  const std::int64_t context = prompt_tokens_ + generated_;
+  const int k = s_.model.moe->experts_per_token;
+  const std::uint64_t step_index = static_cast<std::uint64_t>(counters_.steps);
+  CounterRng step_rng = rng_.with(step_index);
+
+  out.costs = model_.step_fixed(tokens);
+  for (int layer = 0; layer < s_.model.moe->layers; ++layer) {
+    ++stamp_;
+    LayerExperts e;
+    missed_.clear();
+    for (int t = 0; t < tokens; ++t) {
+      router_.experts(layer, routed_tokens_ + static_cast<std::uint64_t>(t), picks_);
+      for (int expert : picks_) {
+        const bool hit = cache_.resident(layer, expert);
+        counters_.lookup_hits += hit ? 1 : 0;
+        auto& seen = seen_[static_cast<std::size_t>(expert)];
+        if (seen == stamp_) continue;  // already looked up in this layer and step
+        seen = stamp_;
+        if (hit) {
+          ++e.hits;
+          cache_.touch(layer, expert);
+        } else {
+          ++e.misses;
+          missed_.push_back(expert);
+        }
+      }
+    }
+    counters_.lookups += static_cast<std::int64_t>(tokens) * k;
+    counters_.distinct_lookups += e.hits + e.misses;
+    counters_.distinct_hits += e.hits;
+    if (e.misses > 0) {
+      if (cache_.admits_misses() && s_.engine.policy != CachePolicy::ProfileLru) {
+        counters_.copies += e.misses;
+      } else {
+        e.pcie_reads = model_.split_misses(e.misses);
+        counters_.pcie_reads += e.pcie_reads;
+        counters_.cpu_experts += e.misses - e.pcie_reads;
+      }
+      for (int expert : missed_) cache_.insert(layer, expert);  // no-op for pinned profiles
+    }
+    StepCosts layer_costs = model_.layer(e, tokens, context);
+    out.costs += layer_costs;
+    if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
+  }
+  routed_tokens_ += static_cast<std::uint64_t>(tokens);
+
+  // Drafts accepted: leading successes, each with the conditional acceptance probability.
+  int accepted = 0;
+  while (accepted < drafts && step_rng.uniform(1000 + static_cast<std::uint64_t>(accepted)) < accept_probability_)
+    ++accepted;
+  counters_.drafted += drafts;
+  counters_.accepted += accepted;
+  out.tokens_out = static_cast<int>(std::min<std::int64_t>(1 + accepted, gen_tokens_ - generated_));
+  generated_ += out.tokens_out;
+  ++counters_.steps;
+  return out;
+}
+
+}  // namespace vramsim::sim

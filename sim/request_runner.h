@@ -1,0 +1,81 @@
+// One request's life on one engine slot, in plain C++ (the hot path): routing per token and
+// layer, cache look-ups, the miss split and the step model. The engine (engine.h) asks it for
+// the next phase and turns each into SimGrid activities.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/expert_cache.h"
+#include "sim/routing.h"
+#include "sim/step_model.h"
+
+namespace vramsim::sim {
+
+// Per-layer detail of one step, kept for the first steps of a run (the trace).
+struct LayerTrace {
+  StepCosts costs;
+  LayerExperts experts;
+};
+
+struct StepResult {
+  StepCosts costs;
+  int tokens_out = 0;                 // tokens this step adds to the output
+  std::vector<LayerTrace> layers;     // filled only when asked
+};
+
+// Counters of one request.
+struct RequestCounters {
+  std::int64_t lookups = 0;           // (token, layer, expert) look-ups at every verified position
+  std::int64_t lookup_hits = 0;       // ... whose expert was resident
+  std::int64_t distinct_lookups = 0;  // distinct experts per layer and step
+  std::int64_t distinct_hits = 0;
+  std::int64_t pcie_reads = 0;        // distinct experts read by the GPU over PCIe
+  std::int64_t cpu_experts = 0;       // distinct experts computed by the host
+  std::int64_t copies = 0;            // experts copied into the cache (lru/lfu)
+  std::int64_t steps = 0;
+  std::int64_t drafted = 0;
+  std::int64_t accepted = 0;
+};
+
+class RequestRunner {
+ public:
+  RequestRunner(const Scenario& scenario, const StepModel& model, const Popularity& popularity, ExpertCache& cache,
+                std::uint64_t request_id, std::int64_t prompt_tokens, std::int64_t gen_tokens);
+
+  // Prefill of the whole prompt.
+  StepCosts prefill();
+  bool done() const { return generated_ >= gen_tokens_; }
+  // One decode step; `keep_layers` asks for the per-layer detail.
+  StepResult step(bool keep_layers);
+
+  const RequestCounters& counters() const { return counters_; }
+  std::int64_t generated() const { return generated_; }
+  double alpha() const { return router_.alpha(); }
+
+ private:
+  const Scenario& s_;
+  const StepModel& model_;
+  const Popularity& popularity_;
+  ExpertCache& cache_;
+  RequestRouter router_;
+  CounterRng rng_;
+  std::uint64_t request_id_;
+  std::int64_t prompt_tokens_;
+  std::int64_t gen_tokens_;
+  std::int64_t generated_ = 0;
+  std::uint64_t routed_tokens_ = 0;  // routing counter: every verified position gets a fresh token id
+  double accept_probability_ = 0;    // per draft position, given the previous ones were accepted
+  std::vector<int> picks_;
+  std::vector<std::uint32_t> seen_;  // per expert: the last (step, layer) stamp that looked it up
+  std::uint32_t stamp_ = 0;
+  std::vector<int> missed_;
+  RequestCounters counters_;
+};
+
+// The per-position acceptance probability a with a + a^2 + ... + a^d = d x acceptance
+// (engines report acceptance as accepted / drafted; drafting stops at the first rejection).
+double conditional_acceptance(int draft_tokens, double acceptance);
+
+}  // namespace vramsim::sim

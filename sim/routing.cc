@@ -1,0 +1,172 @@
+#include "sim/routing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace vramsim::sim {
+namespace {
+
+// Scales ranked (non-increasing) weights so that min(1, a w_r) sums to k, exactly: with the c
+// hottest capped at 1, a = (k - c) / (sum of the other weights); c is the smallest count for
+// which the first uncapped entry stays below 1 (water-filling).
+std::vector<double> to_inclusion(const std::vector<double>& weights, int top_k) {
+  const std::size_t n = weights.size();
+  if (top_k <= 0 || static_cast<std::size_t>(top_k) > n) throw std::invalid_argument("top-k out of range");
+  std::vector<double> tail(n + 1, 0.0);  // tail[i] = sum of weights[i..n)
+  for (std::size_t i = n; i-- > 0;) tail[i] = tail[i + 1] + weights[i];
+  std::vector<double> pi(n, 1.0);
+  for (std::size_t capped = 0; capped < static_cast<std::size_t>(top_k); ++capped) {
+    if (!(tail[capped] > 0)) break;
+    const double a = (top_k - static_cast<double>(capped)) / tail[capped];
+    if (a * weights[capped] <= 1.0) {
+      for (std::size_t i = capped; i < n; ++i) pi[i] = a * weights[i];
+      return pi;
+    }
+  }
+  std::fill(pi.begin() + top_k, pi.end(), 0.0);
+  return pi;  // the k hottest at 1, the rest 0 (only when the weights allow nothing else)
+}
+
+}  // namespace
+
+Popularity Popularity::power_law_cutoff(int experts, int top_k, double exponent, double cutoff) {
+  if (experts <= 0 || exponent < 0 || !(cutoff > 0)) throw std::invalid_argument("bad popularity parameters");
+  std::vector<double> w(static_cast<std::size_t>(experts));
+  for (int r = 0; r < experts; ++r) w[r] = std::pow(r + 1.0, -exponent) * std::exp(-(r + 1.0) / cutoff);
+  Popularity p = from_weights(w, top_k);
+  p.exponent = exponent;
+  p.cutoff = cutoff;
+  return p;
+}
+
+Popularity Popularity::from_weights(const std::vector<double>& weights, int top_k) {
+  for (std::size_t i = 1; i < weights.size(); ++i)
+    if (weights[i] > weights[i - 1]) throw std::invalid_argument("profile weights must be ranked hottest first");
+  Popularity p;
+  p.pi_ = to_inclusion(weights, top_k);
+  p.top_k_ = top_k;
+  return p;
+}
+
+double Popularity::hit_rate_of_top(double n) const {
+  n = std::clamp(n, 0.0, static_cast<double>(pi_.size()));
+  auto whole = static_cast<std::size_t>(n);
+  double s = std::accumulate(pi_.begin(), pi_.begin() + static_cast<std::ptrdiff_t>(whole), 0.0);
+  if (whole < pi_.size()) s += (n - static_cast<double>(whole)) * pi_[whole];
+  return s / top_k_;
+}
+
+Result<Popularity> fit_popularity(int experts, int top_k, CoveragePoint low, CoveragePoint high) {
+  auto valid = [](CoveragePoint p) { return p.coverage > 0 && p.coverage < 1 && p.hit_rate > p.coverage && p.hit_rate < 1; };
+  if (!valid(low) || !valid(high) || high.coverage <= low.coverage || high.hit_rate <= low.hit_rate)
+    return Error{"coverage points must satisfy 0 < coverage < hit rate < 1 and increase together"};
+  const double n_low = low.coverage * experts;
+  const double n_high = high.coverage * experts;
+  // For a given exponent, find the cutoff that matches the low point; the exponent is then
+  // chosen to match the high point. Lower exponent + shorter cutoff = lighter tail.
+  auto cutoff_for = [&](double s) -> double {
+    double lo = 1e-3, hi = 1e7;  // hit rate at the low point decreases as the cutoff grows
+    auto hit = [&](double c) { return Popularity::power_law_cutoff(experts, top_k, s, c).hit_rate_of_top(n_low); };
+    if (hit(hi) > low.hit_rate || hit(lo) < low.hit_rate) return -1;
+    for (int i = 0; i < 64; ++i) {
+      double mid = std::sqrt(lo * hi);
+      (hit(mid) > low.hit_rate ? lo : hi) = mid;
+    }
+    return std::sqrt(lo * hi);
+  };
+  auto high_hit = [&](double s) {
+    double c = cutoff_for(s);
+    return c < 0 ? -1.0 : Popularity::power_law_cutoff(experts, top_k, s, c).hit_rate_of_top(n_high);
+  };
+  // Scan exponents for a bracket of the high point's hit rate, then bisect.
+  double prev_s = -1, prev_h = -1;
+  for (double s = 0.0; s <= 3.0001; s += 0.05) {
+    double h = high_hit(s);
+    if (h < 0) continue;
+    if (prev_h >= 0 && (prev_h - high.hit_rate) * (h - high.hit_rate) <= 0) {
+      double a = prev_s, b = s, ha = prev_h;
+      for (int i = 0; i < 60; ++i) {
+        double m = 0.5 * (a + b);
+        double hm = high_hit(m);
+        if ((ha - high.hit_rate) * (hm - high.hit_rate) <= 0) {
+          b = m;
+        } else {
+          a = m;
+          ha = hm;
+        }
+      }
+      double s_fit = 0.5 * (a + b);
+      return Popularity::power_law_cutoff(experts, top_k, s_fit, cutoff_for(s_fit));
+    }
+    prev_s = s;
+    prev_h = h;
+  }
+  return Error{"no (exponent, cutoff) of the power law with exponential cutoff reaches both points"};
+}
+
+RequestRouter::RequestRouter(const Popularity& global, int layers, const RoutingParams& params, CounterRng rng,
+                             std::uint64_t request_id)
+    : experts_(global.experts()), top_k_(global.top_k()), locality_(params.locality), rng_(rng.with(request_id)) {
+  // alpha ~ lognormal(median, sigma), capped at 1, drawn by Box-Muller from two counters.
+  if (params.alpha_median > 0) {
+    double u1 = std::max(rng_.uniform(0), 1e-300), u2 = rng_.uniform(1);
+    double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+    alpha_ = std::min(1.0, params.alpha_median * std::exp(params.alpha_sigma * z));
+  }
+  const auto& pi = global.inclusion();
+  cumulative_.assign(static_cast<std::size_t>(layers), std::vector<double>(static_cast<std::size_t>(experts_) + 1, 0.0));
+  last_u_.assign(static_cast<std::size_t>(layers), -1.0);
+  last_picks_.assign(static_cast<std::size_t>(layers), {});
+  index_.assign(static_cast<std::size_t>(layers), {});
+  if (experts_ > 65535) throw std::invalid_argument("more than 65535 experts per layer");
+  std::vector<int> perm(static_cast<std::size_t>(experts_));
+  for (int layer = 0; layer < layers; ++layer) {
+    // The request's own preference: the global shape over a permutation (Fisher-Yates).
+    std::iota(perm.begin(), perm.end(), 0);
+    CounterRng layer_rng = rng_.with(1000003ULL + static_cast<std::uint64_t>(layer));
+    for (int i = experts_ - 1; i > 0; --i) {
+      auto j = static_cast<int>(layer_rng.bits(static_cast<std::uint64_t>(i)) % static_cast<std::uint64_t>(i + 1));
+      std::swap(perm[i], perm[j]);
+    }
+    auto& cum = cumulative_[static_cast<std::size_t>(layer)];
+    for (int r = 0; r < experts_; ++r)
+      cum[r + 1] = cum[r] + (1.0 - alpha_) * pi[r] + alpha_ * pi[static_cast<std::size_t>(perm[r])];
+    cum[static_cast<std::size_t>(experts_)] = top_k_;  // exact, so that the last point u + k - 1 < k always lands
+    // Inverse-CDF index: bucket b covers cumulative mass [b, b+1) / kBucketsPerUnit.
+    auto& idx = index_[static_cast<std::size_t>(layer)];
+    idx.resize(static_cast<std::size_t>(top_k_ * kBucketsPerUnit) + 1);
+    std::size_t e = 0;
+    for (std::size_t b = 0; b < idx.size(); ++b) {
+      const double mass = static_cast<double>(b) / kBucketsPerUnit;
+      while (e + 1 < static_cast<std::size_t>(experts_) && cum[e + 1] <= mass) ++e;
+      idx[b] = static_cast<std::uint16_t>(e);
+    }
+  }
+}
+
+void RequestRouter::experts(int layer, std::uint64_t token, std::vector<int>& out) {
+  auto& last = last_u_[static_cast<std::size_t>(layer)];
+  CounterRng draw = rng_.with((token << 8) ^ static_cast<std::uint64_t>(layer) ^ 0xA5A5000000000000ULL);
+  auto& previous = last_picks_[static_cast<std::size_t>(layer)];
+  if (last >= 0 && draw.uniform(0) < locality_) {  // the same experts as the previous token
+    out = previous;
+    return;
+  }
+  const double u = draw.uniform(1);
+  last = u;
+  const auto& cum = cumulative_[static_cast<std::size_t>(layer)];
+  const auto& idx = index_[static_cast<std::size_t>(layer)];
+  out.clear();
+  for (int j = 0; j < top_k_; ++j) {
+    const double point = u + j;
+    // Start at the index's guess and walk to the interval [cum[e], cum[e+1]) holding the point.
+    auto e = static_cast<std::size_t>(idx[static_cast<std::size_t>(point * kBucketsPerUnit)]);
+    while (e + 1 < static_cast<std::size_t>(experts_) && cum[e + 1] <= point) ++e;
+    out.push_back(static_cast<int>(e));
+  }
+  previous = out;
+}
+
+}  // namespace vramsim::sim

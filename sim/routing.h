@@ -1,0 +1,94 @@
+// Expert routing: which experts each token uses at each MoE layer.
+//
+// Popularity is expressed as inclusion probabilities pi_r: the probability that the expert of
+// popularity rank r is among a token's top-k at a layer (sum over r = k, each <= 1). A token's
+// k experts are drawn by systematic sampling over the cumulative pi: one uniform u and the k
+// points u, u+1, ..., u+k-1. That gives every expert exactly its inclusion probability, never
+// picks one twice, and costs O(k log E) per token and layer.
+//
+// The rest of the model, each with a physical meaning:
+// - global shape: pi_r proportional to (r+1)^-s * exp(-(r+1)/cutoff), capped at 1, fitted to
+//   measured (cache coverage -> hit rate) points (a plain Zipf cannot fit the case study's
+//   two points: its tail is too heavy);
+// - per-request variation: a request routes a share `alpha` of its look-ups by its own
+//   preference (the same shape over a request-specific permutation of the experts) and the
+//   rest by the global profile; alpha is lognormal across requests (median, sigma);
+// - token-to-token locality: with probability `locality` a token reuses the previous token's
+//   draw at that layer (the same experts), otherwise it draws afresh.
+// All draws are counter-based: keyed by (seed, request, token, layer).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sim/counter_rng.h"
+
+namespace vramsim::sim {
+
+struct CoveragePoint {
+  double coverage = 0;  // share of experts resident (0..1)
+  double hit_rate = 0;  // share of routed look-ups they catch (0..1)
+};
+
+// Inclusion probabilities by rank for one layer.
+class Popularity {
+ public:
+  Popularity() = default;
+  // The parametric family; throws std::invalid_argument on impossible parameters.
+  static Popularity power_law_cutoff(int experts, int top_k, double exponent, double cutoff);
+  // From ranked weights (hottest first), e.g. counts from an engine's profile.
+  static Popularity from_weights(const std::vector<double>& weights, int top_k);
+
+  int experts() const { return static_cast<int>(pi_.size()); }
+  int top_k() const { return top_k_; }
+  const std::vector<double>& inclusion() const { return pi_; }
+  // Share of routed look-ups caught by the `n` hottest experts: sum_{r<n} pi_r / k.
+  double hit_rate_of_top(double n) const;
+
+  double exponent = 0;  // family parameters, when built from the family
+  double cutoff = 0;
+
+ private:
+  std::vector<double> pi_;
+  int top_k_ = 0;
+};
+
+// Fits the family's (exponent, cutoff) to two coverage points (the second at higher
+// coverage). The fit is exact when a solution exists; otherwise an Error says which point is
+// out of the family's reach.
+Result<Popularity> fit_popularity(int experts, int top_k, CoveragePoint low, CoveragePoint high);
+
+struct RoutingParams {
+  double alpha_median = 0;  // per-request share routed by the request's own preference
+  double alpha_sigma = 0;   // lognormal spread of that share across requests
+  double locality = 0;      // probability that a token reuses the previous token's draw
+};
+
+// One request's routing at every MoE layer. Build once per request; then experts() for
+// successive tokens. Not thread-safe; cheap to build (O(layers x experts)).
+class RequestRouter {
+ public:
+  RequestRouter(const Popularity& global, int layers, const RoutingParams& params, CounterRng rng,
+                std::uint64_t request_id);
+
+  double alpha() const { return alpha_; }
+  // Writes the k experts (popularity ranks in the global order) of `token` at `layer` to out.
+  // Tokens must be asked in increasing order per layer (locality refers to the previous token).
+  void experts(int layer, std::uint64_t token, std::vector<int>& out);
+
+ private:
+  int experts_ = 0;
+  int top_k_ = 0;
+  double locality_ = 0;
+  double alpha_ = 0;
+  CounterRng rng_;
+  static constexpr int kBucketsPerUnit = 64;       // resolution of the inverse-CDF index
+  std::vector<std::vector<double>> cumulative_;  // per layer, size experts+1, last = k
+  std::vector<std::vector<std::uint16_t>> index_;  // per layer: first expert whose interval reaches each bucket
+  std::vector<double> last_u_;                   // per layer, the previous token's offset
+  std::vector<std::vector<int>> last_picks_;     // per layer, the previous token's experts
+};
+
+}  // namespace vramsim::sim

@@ -1,0 +1,105 @@
+// A `vramsim run` scenario: hardware, model, engine, workload, seed (docs/scenarios.md).
+//
+//   hardware:
+//     gpu:  { preset: rtx-5090, count: 1, vram_used_by_others: 18106MiB }   # or free_vram: 8509MiB
+//     link: { preset: pcie-gen3-x16, measured_h2d: 13.9GB/s }
+//     host: { preset: xeon-gold-5218-x2 }
+//   model: moe-125b-q2
+//   engine: { preset: expert-cache, context: 32768, kv_type: q8_0, parallel: 1, ... }
+//   workload: { clients: 1, requests: 500, prompt_tokens: 26, gen_tokens: 192 }
+//   seed: 1
+//
+// Units: bytes, bytes per second, seconds, watts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/catalogue.h"
+#include "hw/gpu.h"
+#include "hw/host.h"
+#include "hw/link.h"
+#include "workloads/formats.h"
+#include "workloads/model.h"
+
+namespace vramsim::sim {
+
+enum class CachePolicy { Profile, Lru, Lfu, ProfileLru };
+std::string_view to_string(CachePolicy p);
+
+struct GpuSetup {
+  hw::GpuSpec spec;
+  int count = 1;
+  double vram_used_by_others = 0;     // other tenants' allocations on the card
+  std::optional<double> free_vram;    // free VRAM at engine start, when measured (overrides the derivation)
+};
+
+struct LinkSetup {
+  hw::LinkSpec spec;
+  double h2d_bandwidth = 0;           // measured host->device copy bandwidth, else the link's typical
+};
+
+// The engine's physics. Each has a unit, a meaning and a source in configs/engines/*.yaml.
+struct EnginePhysics {
+  double gpu_bandwidth_efficiency = 0;  // achieved share of peak VRAM bandwidth streaming weights
+  double gpu_compute_efficiency = 0;    // achieved share of dense fp16 rate in prefill GEMMs
+  double runtime_vram = 0;              // CUDA context + engine work buffers, bytes
+  double slot_alignment = 0;            // each cache slot is rounded up to this, bytes
+  double step_overhead = 0;             // host-side work per decode step (GPU idle), seconds
+  double layer_launch = 0;              // kernel launches per layer on the captured-graph path, seconds
+  double miss_sync = 0;                 // GPU<->host synchronisation for a layer with misses, seconds
+  double miss_sync_idle = 0;            // ... of which no kernel is resident (host wake-up, relaunch)
+  double cpu_expert_share = 0;          // host expert GEMV throughput as a share of host memory bandwidth
+  double pcie_split_reference = 0;      // the engine's split: pcie_frac = link / (link + this), bytes/s
+  int host_expert_workers = 0;          // host worker groups computing missed experts in parallel
+  double zero_copy_efficiency = 0;      // GPU reads of mapped host memory vs copy bandwidth
+  double default_pcie_frac = 0;         // the engine's split when no probe ran
+  // Power.
+  double wait_power = 0;                // W above idle while a kernel is resident (clocks up, polling)
+  double energy_per_byte = 0;           // J per byte streamed from VRAM through the SMs
+};
+
+struct EngineSetup {
+  std::string preset;
+  std::int64_t context = 0;
+  workloads::KvType kv;
+  int parallel = 1;
+  workloads::WeightFormat expert_format;
+  workloads::WeightFormat other_format;
+  CachePolicy policy = CachePolicy::Profile;
+  std::optional<std::int64_t> cache_slots;  // explicit size; nullopt = auto
+  double cache_reserve = 0;                 // VRAM kept free beside the cache, bytes
+  double dynamic_share = 0;                 // profile-lru: share of slots managed by LRU
+  bool speculative = false;
+  int draft_tokens = 0;
+  double acceptance = 0;                    // accepted / drafted
+  double draft_head_bytes = 0;
+  EnginePhysics physics;
+};
+
+struct WorkloadSetup {
+  int clients = 1;
+  int requests = 1;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t gen_tokens = 0;
+};
+
+struct Scenario {
+  std::string source;  // the scenario file
+  GpuSetup gpu;
+  LinkSetup link;
+  hw::HostSpec host;
+  workloads::ModelSpec model;
+  EngineSetup engine;
+  WorkloadSetup workload;
+  std::uint64_t seed = 1;
+};
+
+// Decodes a scenario tree (after --set overrides). Throws ConfigError for bad or impossible
+// input: an MoE scenario for a dense model, top-k > experts, a cache larger than free VRAM,
+// zero bandwidth, an unknown policy, experts that do not fit in host RAM.
+Scenario decode_scenario(const config::Node& root, const config::Catalogue& catalogue,
+                         const workloads::FormatTables& formats);
+
+}  // namespace vramsim::sim

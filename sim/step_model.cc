@@ -1,0 +1,131 @@
+#include "sim/step_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workloads/memory_budget.h"
+
+namespace vramsim::sim {
+
+StepCosts& StepCosts::operator+=(const StepCosts& o) {
+  compute += o.compute;
+  transfer += o.transfer;
+  stall += o.stall;
+  cpu_experts += o.cpu_experts;
+  launch_sync += o.launch_sync;
+  host_idle += o.host_idle;
+  vram_bytes += o.vram_bytes;
+  pcie_bytes += o.pcie_bytes;
+  return *this;
+}
+
+StepModel::StepModel(const Scenario& s, const VramPlan& plan) : s_(s) {
+  const auto& m = s.model;
+  const auto& ph = s.engine.physics;
+  bw_ = s.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency;
+  const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
+  head_bytes_ = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
+  // Non-expert weights per layer: all of them but the embedding table (one row is read per
+  // token) and the LM head (counted per step), spread over the layers.
+  layer_bytes_ = std::max(0.0, plan.non_expert_weights - 2.0 * head_bytes_) / m.layers;
+  expert_bytes_ = plan.expert_bytes;
+  slot_bytes_ = plan.slot_bytes;
+  link_bw_ = s.link.h2d_bandwidth;
+  pcie_frac_ = link_bw_ / (link_bw_ + ph.pcie_split_reference);
+  cpu_bw_ = s.host.memory_bandwidth * ph.cpu_expert_share;
+  host_slots_ = static_cast<int>(std::lround(ph.host_expert_workers * (1.0 - pcie_frac_)));
+  kv_bytes_per_token_layer_ =
+      workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
+  activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
+}
+
+StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t context) const {
+  const auto& ph = s_.engine.physics;
+  StepCosts c;
+  // KV: T new positions over `context` cached tokens; windowed layers are bounded by the window.
+  const double kv = kv_bytes_per_token_layer_ * static_cast<double>(context);
+  const double attention = (layer_bytes_ + kv) / bw_;
+  const double hits = e.hits * expert_bytes_ / bw_;
+  c.compute = attention + hits;
+  c.vram_bytes = layer_bytes_ + kv + e.hits * expert_bytes_;
+  c.launch_sync = ph.layer_launch;
+  if (e.misses == 0) return c;
+
+  if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
+    // Copy every miss in (one copy engine, serial), then stream it like a hit.
+    const double copy = e.misses * (s_.link.spec.latency_s + slot_bytes_ / link_bw_);
+    const double wait = std::max(0.0, copy - hits);
+    c.transfer = wait;
+    c.compute += e.misses * expert_bytes_ / bw_;
+    c.vram_bytes += e.misses * expert_bytes_;
+    c.pcie_bytes = e.misses * slot_bytes_;
+    return c;
+  }
+  // Host compute + zero-copy reads, in parallel; the GPU's own hits overlap them.
+  const int pcie = e.pcie_reads;
+  const int cpu = e.misses - pcie;
+  const double activations = 2.0 * tokens * activation_bytes_ / link_bw_;
+  // Each worker group computes one expert at its share of the host's expert throughput.
+  const int workers = std::max(1, ph.host_expert_workers);
+  const double waves = std::ceil(static_cast<double>(cpu) / workers);
+  const double t_cpu = cpu > 0 ? waves * expert_bytes_ * workers / cpu_bw_ + activations : 0.0;
+  const double t_pcie = pcie > 0 ? s_.link.spec.latency_s + pcie * expert_bytes_ / (link_bw_ * ph.zero_copy_efficiency) : 0.0;
+  const double miss_path = ph.miss_sync + std::max(t_cpu, t_pcie);
+  const double extra = std::max(0.0, miss_path - hits);  // beyond what the GPU does anyway
+  c.stall = std::min(extra, ph.miss_sync);
+  c.host_idle = std::min(c.stall, ph.miss_sync_idle);
+  const double beyond = extra - c.stall;
+  (t_pcie > t_cpu ? c.transfer : c.cpu_experts) = beyond;
+  c.pcie_bytes = pcie * expert_bytes_ + (cpu > 0 ? 2.0 * tokens * activation_bytes_ : 0.0);
+  return c;
+}
+
+StepCosts StepModel::step_fixed(int tokens) const {
+  (void)tokens;
+  const auto& ph = s_.engine.physics;
+  StepCosts c;
+  double bytes = head_bytes_;
+  double launches = 0;
+  if (s_.engine.speculative) {
+    bytes += s_.engine.draft_tokens * (s_.engine.draft_head_bytes + head_bytes_);
+    launches += s_.engine.draft_tokens * ph.layer_launch;
+  }
+  c.compute = bytes / bw_;
+  c.vram_bytes = bytes;
+  c.launch_sync = launches + ph.step_overhead;
+  c.host_idle = ph.step_overhead;
+  return c;
+}
+
+StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched) const {
+  const auto& m = s_.model;
+  const auto& ph = s_.engine.physics;
+  StepCosts c;
+  const double flops = 2.0 * m.params_active * static_cast<double>(tokens);
+  const double rate = s_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
+  // Weights read once for the whole prompt: non-expert + touched experts.
+  const double weights = layer_bytes_ * m.layers + head_bytes_ + resident_experts_touched * expert_bytes_;
+  c.compute = std::max(flops / rate, weights / bw_);
+  c.vram_bytes = weights;
+  c.launch_sync = m.layers * ph.layer_launch + ph.step_overhead;
+  c.host_idle = ph.step_overhead;
+  if (missing_experts <= 0) return c;
+  const double layers = m.layers;
+  if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
+    const double stream = missing_experts * (s_.link.spec.latency_s + slot_bytes_ / link_bw_);
+    c.transfer = std::max(0.0, stream - c.compute);
+    c.pcie_bytes = missing_experts * slot_bytes_;
+  } else {
+    // Per layer: max(GPU part, bubble + host part); the layers are alike, so sum the max.
+    const double host = missing_experts * expert_bytes_ / cpu_bw_;
+    const double per_layer_extra = std::max(0.0, ph.miss_sync + host / layers - c.compute / layers);
+    c.stall = std::min(per_layer_extra, ph.miss_sync) * layers;
+    c.host_idle += std::min(per_layer_extra, ph.miss_sync_idle) * layers;
+    c.cpu_experts = per_layer_extra * layers - c.stall;
+    c.pcie_bytes = 2.0 * static_cast<double>(tokens) * activation_bytes_ * layers;
+  }
+  c.host_idle = ph.step_overhead;
+  return c;
+}
+
+}  // namespace vramsim::sim

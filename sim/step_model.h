@@ -1,0 +1,90 @@
+// The decode step model: how long one engine step takes, from what the step reads and where
+// its experts are. Pure arithmetic, no events; the engine (engine.h) feeds it per-layer counts
+// and advances SimGrid's clock by its result.
+//
+// One decode step verifies T = 1 + draft tokens (MTP) or T = 1 token. Per MoE layer:
+//   attention:  the layer's non-expert weights and the KV cache are streamed once for T tokens
+//   router:     only now are the layer's experts known
+//   hits:       resident experts are streamed from VRAM once for T tokens
+//   misses (profile policies): the host computes up to N of them from RAM, one per worker
+//               group, all in one wave (N = host workers x (1 - pcie_frac), the share of its
+//               miss capacity the engine gives the host on this link); the rest "overflow": the
+//               GPU reads them over PCIe in place (zero-copy). The GPU waits for both (a bubble
+//               of `miss_sync` plus the slower path), overlapping its own hits
+//   misses (lru, lfu): copied into the cache over the link (latency + bytes / bandwidth each,
+//               one copy engine), then streamed like hits
+// plus per-layer launch cost; per step the LM head, the draft passes (MTP head + LM head) and
+// the host's own step work (sampling, acceptance; GPU idle).
+// All times in seconds, sizes in bytes.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/scenario.h"
+#include "sim/vram_plan.h"
+
+namespace vramsim::sim {
+
+// Where a step's time went (sums to the step time), and what it moved.
+struct StepCosts {
+  double compute = 0;      // GPU streaming weights and KV (useful work)
+  double transfer = 0;     // waiting on PCIe reads or copies beyond the GPU's own work
+  double stall = 0;        // synchronisation bubbles with the host
+  double cpu_experts = 0;  // waiting on the host's expert compute beyond the bubble
+  double launch_sync = 0;  // kernel launches and the host's per-step work
+  double host_idle = 0;    // time with no kernel resident (host step work, part of the bubbles)
+  double vram_bytes = 0;   // bytes streamed from VRAM
+  double pcie_bytes = 0;   // bytes over the host link (zero-copy reads, copies, activations)
+  double total() const { return compute + transfer + stall + cpu_experts + launch_sync; }
+  StepCosts& operator+=(const StepCosts& o);
+};
+
+// One layer's expert situation in a step (distinct experts).
+struct LayerExperts {
+  int hits = 0;
+  int misses = 0;
+  int pcie_reads = 0;  // of the misses, read by the GPU over PCIe (set by split_misses)
+};
+
+class StepModel {
+ public:
+  StepModel(const Scenario& scenario, const VramPlan& plan);
+
+  // The engine's split of misses between host compute and GPU reads over PCIe, chosen from
+  // the link's measured speed: pcie_frac = link / (link + the engine's reference rate).
+  double pcie_frac() const { return pcie_frac_; }
+  // Missed experts per layer the host takes (N); the rest of a layer's misses overflow to PCIe.
+  int host_expert_slots() const { return host_slots_; }
+  int split_misses(int misses) const { return misses > host_slots_ ? misses - host_slots_ : 0; }
+
+  // Time of one MoE layer for T tokens at `context` tokens of KV.
+  StepCosts layer(const LayerExperts& e, int tokens, std::int64_t context) const;
+  // The per-step part: LM head, draft passes, host step work.
+  StepCosts step_fixed(int tokens) const;
+
+  // Prefill of `tokens` prompt tokens. Per layer, the GPU runs its GEMMs (at its calibrated
+  // compute rate, or reading the weights, whichever is slower) while the host computes the
+  // touched experts that are not resident (profile policies; all worker groups at the host's
+  // expert throughput) or they are copied in over the link (lru/lfu); the layer waits for
+  // both. `missing_experts` / `resident_experts_touched` are expected distinct counts summed
+  // over layers.
+  StepCosts prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched) const;
+
+  double expert_bytes() const { return expert_bytes_; }
+
+ private:
+  const Scenario& s_;
+  double bw_ = 0;              // effective VRAM bandwidth, bytes/s
+  double layer_bytes_ = 0;     // non-expert weights per layer
+  double head_bytes_ = 0;      // LM head
+  double expert_bytes_ = 0;
+  double slot_bytes_ = 0;
+  double link_bw_ = 0;
+  double cpu_bw_ = 0;          // host expert throughput, all workers, bytes/s
+  int host_slots_ = 0;
+  double pcie_frac_ = 0;
+  double kv_bytes_per_token_layer_ = 0;
+  double activation_bytes_ = 0;  // one token's hidden state, each way
+};
+
+}  // namespace vramsim::sim

@@ -1,0 +1,72 @@
+#include "sim/telemetry.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "core/json.h"
+#include "core/units.h"
+
+namespace vramsim::sim {
+namespace {
+std::string format(const char* fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+}  // namespace
+
+std::string strata_startup_lines(const Scenario& s, const RunResult& r) {
+  const auto& p = r.plan;
+  std::string out;
+  out += format("strata generate: expert cache auto: %.2f GiB free, %.0f MiB reserved (+%.0f MiB for the draft head) -> %lld slots\n",
+                p.free_at_start / units::kGiB, p.reserve / units::kMiB, p.draft_head / units::kMiB,
+                static_cast<long long>(p.slots));
+  out += format("strata generate: PCIe probe: %.1f GB/s host -> device -> pcie_frac %.2f (default %.2f )\n",
+                s.link.h2d_bandwidth / 1e9, r.pcie_frac, s.engine.physics.default_pcie_frac);
+  out += format("strata generate: pre-filled %lld of %lld slots from the profile in %.1f s (%.0f MB/s)\n",
+                static_cast<long long>(p.slots), static_cast<long long>(p.slots), r.prefill_fill_s,
+                r.prefill_fill_s > 0 ? p.cache_bytes / r.prefill_fill_s / 1e6 : 0.0);
+  return out;
+}
+
+std::string strata_request_lines(const Scenario& s, const RequestRecord& r) {
+  (void)s;
+  const double prefill_ms = r.prefill_s * 1e3;
+  const double decode_ms = (r.end_s - r.first_token_s) * 1e3;
+  std::string out = format(
+      "strata serve: prompt %lld tokens = 0 reused + %lld read in %.0f ms, %lld generated in %.0f ms (%.1f tok/s), drafts accepted %lld/%lld\n",
+      static_cast<long long>(r.prompt_tokens), static_cast<long long>(r.prompt_tokens), prefill_ms,
+      static_cast<long long>(r.gen_tokens), decode_ms, r.decode_tok_s, static_cast<long long>(r.accepted),
+      static_cast<long long>(r.drafted));
+  out += format(
+      "strata serve: decode expert cache hit rate: %.1f%% (%lld hits / %lld lookups); %lld more read by the GPU over PCIe or from another GPU (%.2f%% of all %lld routed)\n",
+      100.0 * r.hit_rate, static_cast<long long>(r.lookup_hits), static_cast<long long>(r.lookups),
+      static_cast<long long>(r.pcie_reads), 100.0 * r.pcie_overflow, static_cast<long long>(r.routed));
+  return out;
+}
+
+std::string chrome_trace(const std::vector<TraceEvent>& events) {
+  std::map<std::string, int> tracks;
+  json::Writer j(false);
+  j.begin_object().key("traceEvents").begin_array();
+  for (const auto& e : events) {
+    auto [it, added] = tracks.emplace(e.track, static_cast<int>(tracks.size()) + 1);
+    if (added) {
+      j.begin_object().field("name", "thread_name").field("ph", "M").field("pid", 1).field("tid", it->second);
+      j.key("args").begin_object().field("name", e.track).end_object().end_object();
+    }
+    j.begin_object()
+        .field("name", e.name)
+        .field("ph", "X")
+        .field("pid", 1)
+        .field("tid", it->second)
+        .field("ts", e.start_s * 1e6)
+        .field("dur", e.duration_s * 1e6)
+        .end_object();
+  }
+  j.end_array().field("displayTimeUnit", "ms").end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace vramsim::sim

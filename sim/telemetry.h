@@ -1,0 +1,19 @@
+// Outputs in other tools' formats: the case-study engine's telemetry lines (so the same log
+// tools read real and simulated runs) and a Chrome/Perfetto timeline trace.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+
+namespace vramsim::sim {
+
+// The engine's start-up lines: expert cache sizing, PCIe probe and split, pre-fill.
+std::string strata_startup_lines(const Scenario& scenario, const RunResult& run);
+// The pair of lines the engine writes per request (generation, then hit rate / overflow).
+std::string strata_request_lines(const Scenario& scenario, const RequestRecord& request);
+// {"traceEvents": [...]} with complete ("X") events in microseconds, one track per resource.
+std::string chrome_trace(const std::vector<TraceEvent>& events);
+
+}  // namespace vramsim::sim
