@@ -1,0 +1,105 @@
+// `vramsim run` and `vramsim validate` as a user runs them (each a real process with its own
+// SimGrid engine).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <regex>
+
+#include "tests/test_support.h"
+
+using vramsim::test::run_vramsim;
+
+namespace {
+std::string scenario(const std::string& run) {
+  return std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-" + run + ".yaml";
+}
+std::string without_wall_time(const std::string& json) {
+  return std::regex_replace(json, std::regex("\"wall_s\": [^,\\n]*"), "\"wall_s\": X");
+}
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+TEST_CASE("run --json carries the documented fields", "[run]") {
+  auto r = run_vramsim("run " + scenario("shared") + " --set workload.requests=5 --json");
+  REQUIRE(r.status == 0);
+  for (const char* key : {"\"cache\"", "\"slots\": 5798", "\"coverage\"", "\"expert_hit_rate\"", "\"pcie_overflow\"",
+                          "\"decode_tok_s\"", "\"p50\"", "\"p5\"", "\"p95\"", "\"step_time_breakdown\"", "\"compute\"",
+                          "\"transfer\"", "\"stall\"", "\"cpu_experts\"", "\"launch_sync\"", "\"util\"",
+                          "\"useful_fraction\"", "\"avg_power_w\"", "\"j_per_token\"", "\"completed\": 5",
+                          "\"rejected\": 0", "\"throughput_tok_s\"", "\"wall_s\"", "\"simgrid_activities\""})
+    CHECK_THAT(r.out, Catch::Contains(key));
+}
+
+TEST_CASE("same scenario and seed: identical results; another seed: different", "[run][determinism]") {
+  auto a = run_vramsim("run " + scenario("shared") + " --set workload.requests=8 --json --requests-out det_a.jsonl");
+  auto b = run_vramsim("run " + scenario("shared") + " --set workload.requests=8 --json --requests-out det_b.jsonl");
+  auto c = run_vramsim("run " + scenario("shared") + " --set workload.requests=8 --seed 2 --json");
+  REQUIRE(a.status == 0);
+  CHECK(without_wall_time(a.out) == without_wall_time(b.out));
+  CHECK(read("det_a.jsonl") == read("det_b.jsonl"));
+  CHECK(without_wall_time(a.out) != without_wall_time(c.out));
+}
+
+TEST_CASE("requests-out, trace and strata telemetry are written", "[run]") {
+  auto r = run_vramsim("run " + scenario("shared") + " --set workload.requests=3 --requests-out run_req.jsonl " +
+                       "--trace run_trace.json --trace-steps 2 --log-format strata --log run_strata.log");
+  REQUIRE(r.status == 0);
+  const std::string req = read("run_req.jsonl");
+  CHECK(std::count(req.begin(), req.end(), '\n') == 3);
+  for (const char* key : {"\"hit_rate\"", "\"pcie_overflow\"", "\"decode_tok_s\"", "\"prompt_tokens\":26",
+                          "\"gen_tokens\":192", "\"ttft_s\""})
+    CHECK_THAT(req, Catch::Contains(key));
+  const std::string trace = read("run_trace.json");
+  CHECK_THAT(trace, Catch::StartsWith("{\"traceEvents\":["));
+  CHECK_THAT(trace, Catch::Contains("bubble"));
+  const std::string log = read("run_strata.log");
+  CHECK_THAT(log, Catch::Contains("strata generate: expert cache auto: 8.33 GiB free, 700 MiB reserved (+184 MiB for the draft head) -> 5798 slots"));
+  CHECK_THAT(log, Catch::Contains("pcie_frac 0.38 (default 0.55 )"));
+  CHECK_THAT(log, Catch::Contains("strata serve: decode expert cache hit rate: "));
+  CHECK_THAT(log, Catch::Contains("more read by the GPU over PCIe or from another GPU"));
+}
+
+TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][errors]") {
+  auto zero = run_vramsim("run " + scenario("shared") + " --set hardware.link.measured_h2d=0GB/s");
+  CHECK(zero.status == 2);
+  CHECK_THAT(zero.err, Catch::Contains("hardware.link.measured_h2d: must be greater than zero"));
+  auto policy = run_vramsim("run " + scenario("shared") + " --set engine.expert_cache.policy=fifo");
+  CHECK(policy.status == 2);
+  CHECK_THAT(policy.err, Catch::Contains("expected one of profile, lru, lfu, profile-lru, got \"fifo\""));
+  auto big = run_vramsim("run " + scenario("shared") + " --set engine.expert_cache.size=9000");
+  CHECK(big.status == 2);
+  CHECK_THAT(big.err, Catch::Contains("only"));
+  auto topk = run_vramsim("run " + scenario("shared") + " --set model.moe.experts_per_token=600");
+  CHECK(topk.status == 2);
+  CHECK_THAT(topk.err, Catch::Contains("top-k (600) cannot exceed the number of experts (512)"));
+  auto ram = run_vramsim("run " + scenario("shared") + " --set hardware.host.memory.capacity=16GiB");
+  CHECK(ram.status == 2);
+  CHECK_THAT(ram.err, Catch::Contains("do not fit in xeon-gold-5218-x2's RAM"));
+  auto dense = run_vramsim("run " + scenario("shared") + " --set model=llama-3.1-8b");
+  CHECK(dense.status == 2);
+  CHECK_THAT(dense.err, Catch::Contains("dense model"));
+  auto typo = run_vramsim("run " + scenario("shared") + " --set engine.contxt=4096");
+  CHECK(typo.status == 2);
+  CHECK_THAT(typo.err, Catch::Contains("engine.contxt: unknown key (did you mean \"context\"?)"));
+  for (const auto* e : {&zero, &policy, &big, &topk, &ram, &dense, &typo}) CHECK(e->out.empty());
+}
+
+TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run]") {
+  auto base = run_vramsim("run " + scenario("shared") + " --set workload.requests=20 --json");
+  auto gen5 = run_vramsim("run " + scenario("shared") +
+                          " --set workload.requests=20 --set hardware.link.preset=pcie-gen5-x16 --set hardware.link.measured_h2d=56GB/s --json");
+  auto big = run_vramsim("run " + scenario("shared") + " --set workload.requests=20 --set hardware.gpu.vram_used_by_others=2106MiB --json");
+  REQUIRE(base.status == 0);
+  REQUIRE(gen5.status == 0);
+  REQUIRE(big.status == 0);
+  auto p50 = [](const std::string& json) {
+    auto at = json.find("\"decode_tok_s\"");
+    at = json.find("\"p50\": ", at);
+    return std::stod(json.substr(at + 7));
+  };
+  CHECK(p50(gen5.out) > p50(base.out));
+  CHECK(p50(big.out) > 1.3 * p50(base.out));  // 16 GB more for the cache
+}

@@ -1,0 +1,82 @@
+// The step model against closed-form expectations.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "sim/request_runner.h"
+#include "sim/step_model.h"
+#include "tests/sim_fixture.h"
+
+using namespace vramsim;
+using namespace vramsim::sim;
+
+TEST_CASE("the engine's split comes from the link: pcie_frac 0.38 on Gen3, 0.55 near Gen4", "[step]") {
+  Scenario s = test::case_study("shared");
+  VramPlan plan = plan_vram(s);
+  StepModel m(s, plan);
+  CHECK(m.pcie_frac() == Approx(13.9 / (13.9 + 22.7)));
+  CHECK(std::round(m.pcie_frac() * 100) == 38);  // the engine's log line
+  CHECK(m.host_expert_slots() == 6);             // round(10 x 0.62)
+  CHECK(m.split_misses(6) == 0);
+  CHECK(m.split_misses(9) == 3);
+  Scenario gen4 = test::case_study("shared", {"hardware.link.preset=pcie-gen4-x16", "hardware.link.measured_h2d=27.7GB/s"});
+  StepModel m4(gen4, plan_vram(gen4));
+  CHECK(m4.pcie_frac() == Approx(0.55).margin(0.005));  // the engine's default
+  CHECK(m4.host_expert_slots() == std::lround(10 * (1 - m4.pcie_frac())));  // 5: a faster link takes more
+  CHECK(m4.host_expert_slots() < m.host_expert_slots());
+}
+
+TEST_CASE("a layer without misses: attention + hits + launch", "[step]") {
+  Scenario s = test::case_study("exclusive");
+  VramPlan plan = plan_vram(s);
+  StepModel m(s, plan);
+  const double bw = 1792e9 * s.engine.physics.gpu_bandwidth_efficiency;
+  const double head = 151936.0 * 2048 * 2;
+  const double layer_bytes = (plan.non_expert_weights - 2 * head) / 48;
+  const double kv = 2.0 * 2 * 256 * 1.06 * 1000;  // one layer's KV for 1000 tokens (K and V)
+  StepCosts c = m.layer(LayerExperts{20, 0, 0}, 5, 1000);
+  CHECK(c.compute == Approx((layer_bytes + kv) / bw + 20 * plan.expert_bytes / bw));
+  CHECK(c.launch_sync == Approx(15e-6));
+  CHECK(c.stall == 0);
+  CHECK(c.total() == Approx(c.compute + c.launch_sync));
+}
+
+TEST_CASE("a layer with misses waits for the bubble and the slower of host and PCIe", "[step]") {
+  Scenario s = test::case_study("shared");
+  VramPlan plan = plan_vram(s);
+  StepModel m(s, plan);
+  const auto& ph = s.engine.physics;
+  const double bw = 1792e9 * ph.gpu_bandwidth_efficiency;
+  const double expert = plan.expert_bytes;
+  const double wave = expert * ph.host_expert_workers / (255.9e9 * ph.cpu_expert_share);
+  const double activations = 2.0 * 5 * 2048 * 2 / 13.9e9;
+  // 4 misses: all on the host, one wave.
+  StepCosts host_only = m.layer(LayerExperts{25, 4, 0}, 5, 100);
+  const double hits = 25 * expert / bw;
+  CHECK(host_only.stall == Approx(ph.miss_sync));
+  CHECK(host_only.cpu_experts == Approx(ph.miss_sync + wave + activations - hits - ph.miss_sync));
+  CHECK(host_only.transfer == 0);
+  // 12 misses: 6 on the host, 6 read over PCIe in place; PCIe is the slower path.
+  StepCosts both = m.layer(LayerExperts{25, 12, 6}, 5, 100);
+  const double pcie = 2e-6 + 6 * expert / (13.9e9 * ph.zero_copy_efficiency);
+  REQUIRE(pcie > wave + activations);
+  CHECK(both.transfer == Approx(ph.miss_sync + pcie - hits - ph.miss_sync));
+  CHECK(both.pcie_bytes == Approx(6 * expert + 2.0 * 5 * 2048 * 2));
+}
+
+TEST_CASE("copy-in policies pay latency + bytes / bandwidth per missed expert", "[step]") {
+  Scenario s = test::case_study("shared", {"engine.expert_cache.policy=lru"});
+  VramPlan plan = plan_vram(s);
+  StepModel m(s, plan);
+  const double bw = 1792e9 * s.engine.physics.gpu_bandwidth_efficiency;
+  StepCosts c = m.layer(LayerExperts{10, 3, 0}, 5, 0);
+  const double copy = 3 * (2e-6 + plan.slot_bytes / 13.9e9);
+  CHECK(c.transfer == Approx(copy - 10 * plan.expert_bytes / bw));
+  CHECK(c.pcie_bytes == Approx(3 * plan.slot_bytes));
+}
+
+TEST_CASE("MTP: drafts accepted per step match the acceptance rate", "[step]") {
+  const double a = conditional_acceptance(4, 0.64);
+  CHECK(a + a * a + a * a * a + a * a * a * a == Approx(4 * 0.64));
+  CHECK(conditional_acceptance(4, 0.0) == 0.0);
+}

@@ -1,0 +1,42 @@
+// The case study, reproduced: `vramsim validate` runs every simulation of
+// configs/validation/case-study.yaml in its own process and compares with the report.
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "tests/test_support.h"
+
+using vramsim::test::run_vramsim;
+
+namespace {
+// The "pass" of the row named `name` in validate's --json output.
+std::string row(const std::string& json, const std::string& name) {
+  auto at = json.find("\"name\": \"" + name + "\"");
+  REQUIRE(at != std::string::npos);
+  return json.substr(at, json.find('}', at) - at);
+}
+}  // namespace
+
+TEST_CASE("validate: the case study's figures within their tolerances", "[validate]") {
+  auto r = run_vramsim("validate case-study --json --jobs 2");
+  INFO(r.out << r.err);
+  REQUIRE((r.status == 0 || r.status == 1));
+  for (const char* name : {"shared slots (derived from the card)", "exclusive slots (derived from the card)",
+                           "shared slots (free VRAM given)", "exclusive slots (free VRAM given)", "shared hit rate p50",
+                           "exclusive hit rate p50", "shared decode p50 (tok/s)", "exclusive decode p50 (tok/s)",
+                           "overflow 0-0.5%: decode p50", "overflow 0.5-1%: decode p50", "overflow 1-2%: decode p50",
+                           "overflow 2-3%: decode p50", "overflow 3-5%: decode p50", "overflow 10-20%: decode p50",
+                           "shared mean power (W)", "shared GPU utilisation"}) {
+    INFO(name);
+    CHECK_THAT(row(r.out, name), Catch::Contains("\"pass\": true"));
+  }
+  // The cliff and the plateau, as shapes: the 0.5-1% bucket is ~40% below the 0-0.5% one and
+  // the plateau to 5% stays within 10% of its start.
+  CHECK_THAT(r.out, Catch::Contains("\"cases\": 21"));
+}
+
+TEST_CASE("validate: results do not depend on the number of parallel jobs", "[validate][determinism]") {
+  auto one = run_vramsim("validate case-study --json --jobs 1");
+  auto two = run_vramsim("validate case-study --json --jobs 2");
+  CHECK(one.out == two.out);
+}
