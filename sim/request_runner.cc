@@ -59,6 +59,7 @@ StepResult RequestRunner::step(bool keep_layers) {
   CounterRng step_rng = rng_.with(step_index);
 
   out.costs = model_.step_fixed(tokens);
+  const bool tracks_use = cache_.policy() != CachePolicy::Profile;  // pinned profiles keep no recency
   for (int layer = 0; layer < s_.model.moe->layers; ++layer) {
     ++stamp_;
     LayerExperts e;
@@ -73,7 +74,7 @@ StepResult RequestRunner::step(bool keep_layers) {
         seen = stamp_;
         if (hit) {
           ++e.hits;
-          cache_.touch(layer, expert);
+          if (tracks_use) cache_.touch(layer, expert);
         } else {
           ++e.misses;
           missed_.push_back(expert);

@@ -121,18 +121,23 @@ RequestRouter::RequestRouter(const Popularity& global, int layers, const Routing
   last_picks_.assign(static_cast<std::size_t>(layers), {});
   index_.assign(static_cast<std::size_t>(layers), {});
   if (experts_ > 65535) throw std::invalid_argument("more than 65535 experts per layer");
-  std::vector<int> perm(static_cast<std::size_t>(experts_));
+  const auto n = static_cast<std::uint64_t>(experts_);
   for (int layer = 0; layer < layers; ++layer) {
-    // The request's own preference: the global shape over a permutation (Fisher-Yates).
-    std::iota(perm.begin(), perm.end(), 0);
+    // The request's own preference: the global shape over a random affine permutation of the
+    // ranks, r -> (a r + b) mod E with gcd(a, E) = 1: O(1) per rank, no shuffle to store.
     CounterRng layer_rng = rng_.with(1000003ULL + static_cast<std::uint64_t>(layer));
-    for (int i = experts_ - 1; i > 0; --i) {
-      auto j = static_cast<int>(layer_rng.bits(static_cast<std::uint64_t>(i)) % static_cast<std::uint64_t>(i + 1));
-      std::swap(perm[i], perm[j]);
+    std::uint64_t a = 1;
+    for (std::uint64_t i = 0; i < 64; ++i) {
+      a = 1 + layer_rng.bits(i) % (n > 1 ? n - 1 : 1);
+      if (std::gcd(a, n) == 1) break;
     }
+    const std::uint64_t shift = layer_rng.bits(64) % n;
     auto& cum = cumulative_[static_cast<std::size_t>(layer)];
-    for (int r = 0; r < experts_; ++r)
-      cum[r + 1] = cum[r] + (1.0 - alpha_) * pi[r] + alpha_ * pi[static_cast<std::size_t>(perm[r])];
+    std::uint64_t mapped = shift;  // (a r + shift) mod E, updated incrementally
+    for (int r = 0; r < experts_; ++r) {
+      cum[r + 1] = cum[r] + (1.0 - alpha_) * pi[static_cast<std::size_t>(r)] + alpha_ * pi[mapped];
+      mapped = (mapped + a) % n;
+    }
     cum[static_cast<std::size_t>(experts_)] = top_k_;  // exact, so that the last point u + k - 1 < k always lands
     // Inverse-CDF index: bucket b covers cumulative mass [b, b+1) / kBucketsPerUnit.
     auto& idx = index_[static_cast<std::size_t>(layer)];
@@ -148,25 +153,35 @@ RequestRouter::RequestRouter(const Popularity& global, int layers, const Routing
 
 void RequestRouter::experts(int layer, std::uint64_t token, std::vector<int>& out) {
   auto& last = last_u_[static_cast<std::size_t>(layer)];
-  CounterRng draw = rng_.with((token << 8) ^ static_cast<std::uint64_t>(layer) ^ 0xA5A5000000000000ULL);
+  // One 64-bit hash of (token, layer) decides locality (its low 32 bits); a second gives u.
+  const std::uint64_t h = rng_.bits((token << 8) ^ static_cast<std::uint64_t>(layer));
   auto& previous = last_picks_[static_cast<std::size_t>(layer)];
-  if (last >= 0 && draw.uniform(0) < locality_) {  // the same experts as the previous token
-    out = previous;
+  if (last >= 0 && static_cast<double>(h & 0xFFFFFFFFULL) * (1.0 / 4294967296.0) < locality_) {
+    out.assign(previous.begin(), previous.end());  // the same experts as the previous token
     return;
   }
-  const double u = draw.uniform(1);
+  const double u = static_cast<double>(splitmix64(h) >> 11) * (1.0 / 9007199254740992.0);
   last = u;
   const auto& cum = cumulative_[static_cast<std::size_t>(layer)];
   const auto& idx = index_[static_cast<std::size_t>(layer)];
-  out.clear();
+  out.resize(static_cast<std::size_t>(top_k_));
   for (int j = 0; j < top_k_; ++j) {
     const double point = u + j;
-    // Start at the index's guess and walk to the interval [cum[e], cum[e+1]) holding the point.
-    auto e = static_cast<std::size_t>(idx[static_cast<std::size_t>(point * kBucketsPerUnit)]);
-    while (e + 1 < static_cast<std::size_t>(experts_) && cum[e + 1] <= point) ++e;
-    out.push_back(static_cast<int>(e));
+    // The index bounds the search to the experts whose intervals meet the point's bucket; find
+    // the interval [cum[e], cum[e+1]) holding the point by binary search within them.
+    // cum[idx[b]] <= b / units <= point < (b + 1) / units < cum[idx[b + 1] + 1], so the answer,
+    // the last e with cum[e] <= point, lies in [idx[b], idx[b + 1]]. Branch-free bisection.
+    const auto bucket = static_cast<std::size_t>(point * kBucketsPerUnit);
+    const double* base = cum.data() + idx[bucket];
+    std::size_t n = static_cast<std::size_t>(idx[bucket + 1]) - idx[bucket] + 1;
+    while (n > 1) {
+      const std::size_t half = n / 2;
+      base = base[half] <= point ? base + half : base;
+      n -= half;
+    }
+    out[static_cast<std::size_t>(j)] = static_cast<int>(base - cum.data());
   }
-  previous = out;
+  previous.assign(out.begin(), out.end());
 }
 
 }  // namespace vramsim::sim

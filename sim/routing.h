@@ -11,7 +11,7 @@
 //   measured (cache coverage -> hit rate) points (a plain Zipf cannot fit the case study's
 //   two points: its tail is too heavy);
 // - per-request variation: a request routes a share `alpha` of its look-ups by its own
-//   preference (the same shape over a request-specific permutation of the experts) and the
+//   preference (the same shape over a request-specific affine permutation of the experts) and the
 //   rest by the global profile; alpha is lognormal across requests (median, sigma);
 // - token-to-token locality: with probability `locality` a token reuses the previous token's
 //   draw at that layer (the same experts), otherwise it draws afresh.

@@ -97,14 +97,17 @@ TEST_CASE("token-to-token locality repeats the previous token's experts at its r
 TEST_CASE("per-request variation lowers a request's hit rate in proportion to its share", "[routing]") {
   Popularity p = Popularity::power_law_cutoff(512, 10, 1.0, 200.0);
   const int resident = 120;  // hottest 120 ranks resident
+  // Averaged over requests: each has its own preference (a random permutation of the ranks).
   auto hit_rate = [&](double median) {
-    RequestRouter r(p, 1, RoutingParams{median, 0.0, 0.0}, CounterRng(4), 11);
     std::vector<int> picks;
     long hits = 0, total = 0;
-    for (std::uint64_t t = 0; t < 20000; ++t) {
-      r.experts(0, t, picks);
-      for (int e : picks) hits += e < resident ? 1 : 0;
-      total += static_cast<long>(picks.size());
+    for (std::uint64_t request = 0; request < 400; ++request) {
+      RequestRouter r(p, 1, RoutingParams{median, 0.0, 0.0}, CounterRng(4), request);
+      for (std::uint64_t t = 0; t < 100; ++t) {
+        r.experts(0, t, picks);
+        for (int e : picks) hits += e < resident ? 1 : 0;
+        total += static_cast<long>(picks.size());
+      }
     }
     return static_cast<double>(hits) / static_cast<double>(total);
   };
