@@ -11,6 +11,13 @@ config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir) 
   return std::move(catalogue).value();
 }
 
+void apply_overrides(config::Node& root, const std::vector<std::string>& assignments) {
+  for (const auto& assignment : assignments) {
+    auto applied = config::apply_override(root, assignment);
+    if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
+  }
+}
+
 std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue) {
   std::vector<workloads::ModelSpec> out;
   for (const auto& name : catalogue.names("models")) {

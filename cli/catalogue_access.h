@@ -16,6 +16,9 @@ namespace vramsim::cli {
 // --configs DIR, else the default search (see Catalogue::locate). Throws UsageError.
 config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir);
 
+// Applies each `key=value` to `root` (the --set options). Throws UsageError on a malformed one.
+void apply_overrides(config::Node& root, const std::vector<std::string>& assignments);
+
 // Every model in the catalogue, decoded (used for "a smaller model that fits").
 std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue);
 

@@ -70,10 +70,7 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
   root.set("model", named(args.require("--model"), "--model"));
   root.set("gpu", named(args.require("--gpu"), "--gpu"));
   if (auto host = args.get("--host")) root.set("host", named(*host, "--host"));
-  for (const auto& assignment : args.all("--set")) {
-    auto applied = config::apply_override(root, assignment);
-    if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
-  }
+  apply_overrides(root, args.all("--set"));
   config::MapReader r(root, "");
   workloads::FitQuery q;
   q.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");

@@ -205,14 +205,8 @@ int run_command(const std::vector<std::string>& argv) {
 
   auto tree = config::load_yaml_file(args.positional()[0]);
   if (!tree) throw config::ConfigError(tree.error());
-  for (const auto& assignment : args.all("--set")) {
-    auto applied = config::apply_override(*tree, assignment);
-    if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
-  }
-  if (auto seed = args.get("--seed")) {
-    auto applied = config::apply_override(*tree, "seed=" + *seed);
-    if (!applied) throw UsageError(applied.error().message);
-  }
+  apply_overrides(*tree, args.all("--set"));
+  if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
   sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
 
   const auto log_format = args.get("--log-format");

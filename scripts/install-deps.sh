@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config git
           libsimgrid-dev libtbb-dev libyaml-cpp-dev catch2
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev
+          time python3)
 
 missing=()
 for p in "${packages[@]}"; do

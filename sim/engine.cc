@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "sim/expert_cache.h"
+#include "sim/platform.h"
 #include "sim/request_runner.h"
 
 namespace vramsim::sim {
@@ -48,32 +49,17 @@ class Simulation {
       : s_(s), options_(o), out_(out), model_(s, out.plan) {}
 
   void run() {
-    // SimGrid's own chatter (configuration changes) stays out of the user's output.
-    int argc = 2;
-    char name[] = "vramsim";
-    char quiet[] = "--log=root.thresh:warning";
-    char* argv[] = {name, quiet, nullptr};
-    s4u::Engine engine(&argc, argv);
-    engine.set_config("network/model:CM02");
-    engine.set_config("network/crosstraffic:0");
-    engine.set_config("network/TCP-gamma:0");
-    engine.set_config("network/latency-factor:1");
-    engine.set_config("network/bandwidth-factor:1");
-
-    auto* zone = s4u::create_full_zone("node");
-    host_ = zone->create_host("host", kSpeed);
-    gpu_ = zone->create_host("gpu", kSpeed);
-    s4u::Link* link = zone->create_split_duplex_link("pcie", s_.link.h2d_bandwidth)->set_latency(s_.link.spec.latency_s);
-    zone->add_route(host_->get_netpoint(), gpu_->get_netpoint(), nullptr, nullptr,
-                    {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
-    zone->seal();
+    auto engine = make_exact_engine();
+    const Platform platform = build_host_gpu_platform(kSpeed, s_.link.h2d_bandwidth, s_.link.spec.latency_s);
+    host_ = platform.host;
+    gpu_ = platform.gpu;
 
     queue_ = s4u::Mailbox::by_name("queue");
     for (int c = 0; c < s_.workload.clients; ++c)
       s4u::Actor::create("client" + std::to_string(c), host_, [this, c] { client(c); });
     for (int slot = 0; slot < s_.engine.parallel; ++slot)
       s4u::Actor::create("slot" + std::to_string(slot), gpu_, [this] { slot_loop(); })->daemonize();
-    engine.run();
+    engine->run();
     out_.makespan_s = s4u::Engine::get_clock();
   }
 

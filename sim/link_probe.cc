@@ -2,32 +2,18 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "sim/platform.h"
+
 #include <string>
 
 namespace vramsim::sim {
 namespace s4u = simgrid::s4u;
 
 std::vector<double> simulate_host_to_device_copies(const hw::LinkSpec& link, double bytes, int concurrent) {
-  int argc = 2;
-  char name[] = "vramsim";
-  char quiet[] = "--log=root.thresh:warning";
-  char* argv[] = {name, quiet, nullptr};
-  s4u::Engine engine(&argc, argv);
-  // Exact size/bandwidth + latency sharing (see DESIGN: the default model distorts PCIe).
-  engine.set_config("network/model:CM02");
-  engine.set_config("network/crosstraffic:0");
-  engine.set_config("network/TCP-gamma:0");
-  engine.set_config("network/latency-factor:1");
-  engine.set_config("network/bandwidth-factor:1");
-
-  auto* zone = s4u::create_full_zone("node");
-  s4u::Host* host = zone->create_host("host", 1e9);
-  s4u::Host* gpu = zone->create_host("gpu", 1e9);
-  // One direction of the full-duplex link (split-duplex: each direction is its own resource).
-  s4u::Link* h2d = zone->create_split_duplex_link("pcie", link.typical_bandwidth)->set_latency(link.latency_s);
-  zone->add_route(host->get_netpoint(), gpu->get_netpoint(), nullptr, nullptr,
-                  {s4u::LinkInRoute(h2d, s4u::LinkInRoute::Direction::UP)}, true);
-  zone->seal();
+  auto engine = make_exact_engine();
+  const Platform p = build_host_gpu_platform(1e9, link.typical_bandwidth, link.latency_s);
+  s4u::Host* host = p.host;
+  s4u::Host* gpu = p.gpu;
 
   std::vector<double> done(static_cast<std::size_t>(concurrent), 0.0);
   for (int i = 0; i < concurrent; ++i) {
@@ -36,7 +22,7 @@ std::vector<double> simulate_host_to_device_copies(const hw::LinkSpec& link, dou
       done[static_cast<std::size_t>(i)] = s4u::Engine::get_clock();
     });
   }
-  engine.run();
+  engine->run();
   return done;
 }
 

@@ -1,0 +1,36 @@
+#include "sim/platform.h"
+
+namespace vramsim::sim {
+namespace s4u = simgrid::s4u;
+
+std::unique_ptr<s4u::Engine> make_exact_engine() {
+  // SimGrid's own chatter (configuration changes) stays out of the user's output.
+  int argc = 2;
+  char name[] = "vramsim";
+  char quiet[] = "--log=root.thresh:warning";
+  char* argv[] = {name, quiet, nullptr};
+  auto engine = std::make_unique<s4u::Engine>(&argc, argv);
+  engine->set_config("network/model:CM02");
+  engine->set_config("network/crosstraffic:0");
+  engine->set_config("network/TCP-gamma:0");
+  engine->set_config("network/latency-factor:1");
+  engine->set_config("network/bandwidth-factor:1");
+  return engine;
+}
+
+Platform build_host_gpu_platform(double speed, double bandwidth, double latency) {
+  Platform p;
+  auto* zone = s4u::create_full_zone("node");
+  p.host = zone->create_host("host", speed);
+  p.gpu = zone->create_host("gpu", speed);
+  // Split-duplex: each direction is its own resource, so both run at full rate at once.
+  s4u::SplitDuplexLink* duplex = zone->create_split_duplex_link("pcie", bandwidth);
+  duplex->set_latency(latency);
+  zone->add_route(p.host->get_netpoint(), p.gpu->get_netpoint(), nullptr, nullptr,
+                  {s4u::LinkInRoute(duplex, s4u::LinkInRoute::Direction::UP)}, true);
+  zone->seal();
+  p.link = duplex->get_link_up();
+  return p;
+}
+
+}  // namespace vramsim::sim
