@@ -34,7 +34,7 @@ std::vector<double> to_inclusion(const std::vector<double>& weights, int top_k) 
 Popularity Popularity::power_law_cutoff(int experts, int top_k, double exponent, double cutoff) {
   if (experts <= 0 || exponent < 0 || !(cutoff > 0)) throw std::invalid_argument("bad popularity parameters");
   std::vector<double> w(static_cast<std::size_t>(experts));
-  for (int r = 0; r < experts; ++r) w[r] = std::pow(r + 1.0, -exponent) * std::exp(-(r + 1.0) / cutoff);
+  for (int r = 0; r < experts; ++r) w[r] = std::exp(-exponent * std::log(r + 1.0) - (r + 1.0) / cutoff);
   Popularity p = from_weights(w, top_k);
   p.exponent = exponent;
   p.cutoff = cutoff;
@@ -136,7 +136,8 @@ RequestRouter::RequestRouter(const Popularity& global, int layers, const Routing
     std::uint64_t mapped = shift;  // (a r + shift) mod E, updated incrementally
     for (int r = 0; r < experts_; ++r) {
       cum[r + 1] = cum[r] + (1.0 - alpha_) * pi[static_cast<std::size_t>(r)] + alpha_ * pi[mapped];
-      mapped = (mapped + a) % n;
+      mapped += a;  // both below n: one subtraction wraps it
+      if (mapped >= n) mapped -= n;
     }
     cum[static_cast<std::size_t>(experts_)] = top_k_;  // exact, so that the last point u + k - 1 < k always lands
     // Inverse-CDF index: bucket b covers cumulative mass [b, b+1) / kBucketsPerUnit.
