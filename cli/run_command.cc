@@ -208,6 +208,7 @@ int run_command(const std::vector<std::string>& argv) {
   apply_overrides(*tree, args.all("--set"));
   if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
   sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
+  for (const auto& w : scenario.warnings) std::cerr << "vramsim run: warning: " << w << "\n";
 
   const auto log_format = args.get("--log-format");
   if (log_format && *log_format != "strata") throw UsageError("--log-format: expected \"strata\", got \"" + *log_format + "\"");

@@ -5,10 +5,18 @@ namespace s4u = simgrid::s4u;
 
 std::unique_ptr<s4u::Engine> make_exact_engine() {
   // SimGrid's own chatter (configuration changes) stays out of the user's output.
-  int argc = 2;
   char name[] = "vramsim";
   char quiet[] = "--log=root.thresh:warning";
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer cannot follow SimGrid's ucontext stack switches (false stack overflows
+  // when a daemon actor is unwound); actors as threads keep the sanitized build honest.
+  char threads[] = "--cfg=contexts/factory:thread";
+  int argc = 3;
+  char* argv[] = {name, quiet, threads, nullptr};
+#else
+  int argc = 2;
   char* argv[] = {name, quiet, nullptr};
+#endif
   auto engine = std::make_unique<s4u::Engine>(&argc, argv);
   engine->set_config("network/model:CM02");
   engine->set_config("network/crosstraffic:0");

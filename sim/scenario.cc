@@ -148,6 +148,10 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
                                    : CachePolicy::ProfileLru;
     s.dynamic_share = c.optional_number("dynamic_share", Lower::NonNegative).value_or(0.0);
     if (s.dynamic_share > 1) c.fail_at("dynamic_share", "a share is at most 1");
+    if (s.policy == CachePolicy::ProfileLru && s.dynamic_share <= 0)
+      c.fail_at("policy", "profile-lru needs `dynamic_share` (0 < share <= 1): the part of the slots managed by LRU");
+    if (s.policy != CachePolicy::ProfileLru && s.dynamic_share > 0)
+      c.fail_at("dynamic_share", "only the profile-lru policy has a dynamic share");
     c.finish();
   }
   if (auto sp = e.optional_map("speculative")) {
@@ -158,6 +162,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       s.acceptance = sp->number("acceptance", Lower::NonNegative);
       if (s.acceptance >= 1) sp->fail_at("acceptance", "an acceptance rate is below 1");
       s.draft_head_bytes = sp->quantity("head", Dimension::Bytes, Lower::NonNegative);
+    } else {
+      // kind: none switches MTP off; its settings may stay in the file (e.g. --set ...kind=none).
+      sp->ignore("draft_tokens");
+      sp->ignore("acceptance");
+      sp->ignore("head");
     }
     sp->finish();
   }
@@ -186,9 +195,18 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     MapReader hw = r.map("hardware");
     s.gpu = decode_gpu_setup(hw.any("gpu"), catalogue);
     s.link = decode_link_setup(hw.any("link"), catalogue);
+    if (s.link.h2d_bandwidth < 0.5 * s.link.spec.typical_bandwidth)
+      s.warnings.push_back("hardware.link.measured_h2d (" + units::format_bandwidth(s.link.h2d_bandwidth) +
+                           ") is under half of " + s.link.spec.name + "'s typical " +
+                           units::format_bandwidth(s.link.spec.typical_bandwidth) +
+                           "; the simulation uses the measured figure (set it anew after changing the link)");
     s.host = hw::decode_host(catalogue.resolve("hosts", "host", hw.any("host"), "hardware.host"), "hardware.host");
     hw.finish();
   }
+  if (s.gpu.count != 1)
+    config::fail(*r.node().find("hardware"), "hardware.gpu.count",
+                 "`vramsim run` simulates one card so far (multi-card splits are not built yet); use `vramsim fit --gpus N` "
+                 "for the memory budget of several cards");
   s.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");
   if (!s.model.moe) config::fail(r.any("model"), "model", s.model.name + " is a dense model; `vramsim run` simulates an MoE expert cache");
   if (!s.model.moe->routing)

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/catalogue.h"
 #include "hw/gpu.h"
@@ -94,6 +95,7 @@ struct Scenario {
   EngineSetup engine;
   WorkloadSetup workload;
   std::uint64_t seed = 1;
+  std::vector<std::string> warnings;  // suspicious but valid input, printed on stderr
 };
 
 // Decodes a scenario tree (after --set overrides). Throws ConfigError for bad or impossible

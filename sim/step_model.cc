@@ -124,7 +124,6 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
     c.cpu_experts = per_layer_extra * layers - c.stall;
     c.pcie_bytes = 2.0 * static_cast<double>(tokens) * activation_bytes_ * layers;
   }
-  c.host_idle = ph.step_overhead;
   return c;
 }
 

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/units.h"
+
 namespace vramsim::workloads {
 namespace {
 
@@ -31,8 +33,8 @@ void validate(const FitQuery& q) {
   if (q.host) {
     double total = weight_bytes(q.model, q.quant.bits_per_weight);
     if (total > q.host->memory_bytes)
-      throw std::invalid_argument("the weights (" + std::to_string(total / 1e9) + " GB) do not fit in " + q.host->name +
-                                  "'s RAM either");
+      throw std::invalid_argument("the weights (" + units::format_gib(total) + ") do not fit in " + q.host->name +
+                                  "'s RAM (" + units::format_gib(q.host->memory_bytes) + ") either");
   }
 }
 

@@ -114,7 +114,7 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
     double routed = m.moe->expert_params * m.moe->experts * m.moe->layers;
     if (routed > m.params_total)
       r.fail_at("moe",
-           "the routed experts alone (" + std::to_string(routed / 1e9) + "e9 parameters) exceed params.total");
+           "the routed experts alone (" + std::to_string(static_cast<long long>(routed)) + " parameters) exceed params.total");
   } else if (r.has("moe")) {
     fail(*r.optional_any("moe"), r.key_path("moe"), "a dense model has no experts; set family: moe");
   }
