@@ -64,11 +64,15 @@ Node Catalogue::load_named(std::string_view kind, std::string_view what, const N
                            const std::string& key_path) const {
   const std::string& name = name_node.text();
   if (looks_like_path(name)) {
-    auto loaded = load_yaml_file(name);
-    if (!loaded) {
-      if (!fs::exists(name)) fail(name_node, key_path, "no such file \"" + name + "\"");
-      throw ConfigError(loaded.error());
+    // A relative path is read next to the file that names it, else from the working directory.
+    fs::path file(name);
+    if (file.is_relative()) {
+      const fs::path beside = fs::path(name_node.origin().source).parent_path() / file;
+      if (!name_node.origin().source.empty() && fs::exists(beside)) file = beside;
     }
+    if (!fs::exists(file)) fail(name_node, key_path, "no such file \"" + name + "\"");
+    auto loaded = load_yaml_file(file.string());
+    if (!loaded) throw ConfigError(loaded.error());
     return std::move(loaded).value();
   }
   fs::path file = root_ / kind / (name + ".yaml");

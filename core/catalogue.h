@@ -2,7 +2,7 @@
 //
 // A config refers to a catalogue entry in one of three ways, all resolved here:
 //   gpu: rtx-4090                                   a catalogue name
-//   gpu: my-cards/a6000.yaml                        a YAML file (relative to the working directory)
+//   gpu: my-cards/a6000.yaml                        a YAML file (relative to the file naming it, else to the working directory)
 //   gpu: { preset: rtx-5090, memory: { capacity: 48GiB } }   a preset plus overrides
 #pragma once
 

@@ -8,21 +8,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+passed=0
+
+# Runs ctest on a build directory and adds its test count to `passed` (set -e stops on failure).
+run_ctest() {
+  local log
+  log=$(mktemp)
+  ctest --test-dir "$1" -j "$jobs" --output-on-failure | tee "$log"
+  passed=$((passed + $(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' "$log")))
+  rm -f "$log"
+}
 
 scripts/install-deps.sh
 
 echo "== 1/3 build (warnings as errors) and test"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVRAMSIM_WERROR=ON >/dev/null
-cmake --build build -j "$jobs"
-ctest --test-dir build -j "$jobs" --output-on-failure
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVRAMSIM_WERROR=ON >/dev/null
+cmake --build build-test -j "$jobs"
+run_ctest build-test
 
-[ "${1:-}" = "--quick" ] && exit 0
+if [ "${1:-}" = "--quick" ]; then
+  echo "tests: $passed passed, 0 failed"
+  exit 0
+fi
 
 echo "== 2/3 ASan + UBSan build and test"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMSIM_WERROR=ON -DVRAMSIM_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -j "$jobs" --output-on-failure
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_ctest build-asan
 
 echo "== 3/3 fuzz the config loader for ${FUZZ_SECONDS}s"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVRAMSIM_FUZZ=ON \
@@ -33,3 +46,4 @@ cp configs/*/*.yaml build-fuzz/corpus/ 2>/dev/null || true
 build-fuzz/bin/config_fuzzer -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 \
   -artifact_prefix=build-fuzz/ build-fuzz/corpus 2>&1 | tail -n 15
 echo "fuzz: no crash in ${FUZZ_SECONDS}s"
+echo "tests: $passed passed, 0 failed"

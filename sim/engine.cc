@@ -9,6 +9,7 @@
 
 #include "sim/expert_cache.h"
 #include "sim/platform.h"
+#include "sim/routing_profile.h"
 #include "sim/request_runner.h"
 
 namespace vramsim::sim {
@@ -27,9 +28,14 @@ struct Job {
   s4u::Mailbox* reply = nullptr;
 };
 
-Popularity build_popularity(const Scenario& s) {
+LayerPopularity build_popularity(const Scenario& s) {
   const auto& moe = *s.model.moe;
   const auto& r = *moe.routing;
+  if (!r.profile.empty()) {
+    auto profile = load_routing_profile(r.profile, moe.layers, moe.experts, moe.experts_per_token);
+    if (!profile) throw std::invalid_argument(profile.error().message);
+    return std::move(profile).value();
+  }
   // Fit the global shape so that the median request (share alpha_median routed by its own
   // preference, which catches `coverage` of its look-ups in expectation) has the measured hit
   // rate: h = (1 - a) H(c) + a c  =>  H(c) = (h - a c) / (1 - a).
@@ -40,7 +46,7 @@ Popularity build_popularity(const Scenario& s) {
   auto fitted = fit_popularity(moe.experts, moe.experts_per_token, global(r.coverage_points[0]), global(r.coverage_points[1]));
   if (!fitted)
     throw std::invalid_argument("model.moe.routing.coverage_points: " + fitted.error().message);
-  return std::move(fitted).value();
+  return LayerPopularity(static_cast<std::size_t>(moe.layers), std::move(fitted).value());
 }
 
 class Simulation {
@@ -210,11 +216,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   RunResult out;
   out.plan = plan_vram(s);
   out.popularity = build_popularity(s);
-  const auto& moe = *s.model.moe;
   Simulation sim(s, options, out);
   out.pcie_frac = StepModel(s, out.plan).pcie_frac();
-  sim.cache_ = std::make_unique<ExpertCache>(s.engine.policy, moe.layers, moe.experts, out.plan.slots,
-                                             s.engine.dynamic_share, out.popularity);
+  sim.cache_ = std::make_unique<ExpertCache>(s.engine.policy, out.plan.slots, s.engine.dynamic_share, out.popularity);
   // Pre-filling the cache at start: every slot copied over the link.
   out.prefill_fill_s = out.plan.cache_bytes / s.link.h2d_bandwidth;
   out.samples.reserve(static_cast<std::size_t>(s.workload.requests));

@@ -66,7 +66,7 @@ struct RequestSample {
 
 struct RunResult {
   VramPlan plan;
-  Popularity popularity;
+  LayerPopularity popularity;  // one per MoE layer
   double pcie_frac = 0;
   double prefill_fill_s = 0;            // pre-filling the cache at start
   std::vector<RequestSample> samples;   // one per completed request, in completion order

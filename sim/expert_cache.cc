@@ -6,9 +6,11 @@
 
 namespace vramsim::sim {
 
-ExpertCache::ExpertCache(CachePolicy policy, int layers, int experts, std::int64_t slots, double dynamic_share,
-                         const Popularity& popularity)
-    : policy_(policy), experts_(experts) {
+ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_share,
+                         const LayerPopularity& popularity)
+    : policy_(policy), experts_(popularity.front().experts()) {
+  const int layers = static_cast<int>(popularity.size());
+  const int experts = experts_;
   const std::size_t n = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
   if (slots < 0 || static_cast<std::size_t>(slots) > n) throw std::invalid_argument("cache slots out of range");
   resident_.assign(n, 0);
@@ -19,15 +21,17 @@ ExpertCache::ExpertCache(CachePolicy policy, int layers, int experts, std::int64
   if (policy == CachePolicy::Lru || policy == CachePolicy::Lfu) dynamic_capacity_ = slots;
   if (policy == CachePolicy::ProfileLru) dynamic_capacity_ = static_cast<std::int64_t>(dynamic_share * static_cast<double>(slots));
 
-  // Pre-fill hottest first: order all (layer, rank) pairs by inclusion probability; equal
-  // probabilities (every layer has the same shape) alternate layers, so slots split evenly.
+  // Pre-fill hottest first: order all (layer, rank) pairs by inclusion probability (a layer's
+  // probabilities sum to top-k, so they compare across layers); ties (layers of the same
+  // shape) alternate layers, so such slots split evenly.
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
-  const auto& pi = popularity.inclusion();
+  const auto e = static_cast<std::uint32_t>(experts);
+  auto pi = [&](std::uint32_t id) { return popularity[id / e].inclusion()[id % e]; };
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    double pa = pi[a % static_cast<std::uint32_t>(experts)], pb = pi[b % static_cast<std::uint32_t>(experts)];
+    const double pa = pi(a), pb = pi(b);
     if (pa != pb) return pa > pb;
-    return a % static_cast<std::uint32_t>(experts) < b % static_cast<std::uint32_t>(experts);
+    return a % e < b % e;
   });
   const std::int64_t pinned = slots - dynamic_capacity_;
   for (std::int64_t i = 0; i < slots; ++i) {

@@ -25,8 +25,7 @@ namespace vramsim::sim {
 
 class ExpertCache {
  public:
-  ExpertCache(CachePolicy policy, int layers, int experts, std::int64_t slots, double dynamic_share,
-              const Popularity& popularity);
+  ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_share, const LayerPopularity& popularity);
 
   CachePolicy policy() const { return policy_; }
   bool resident(int layer, int expert) const { return resident_[index(layer, expert)] != 0; }

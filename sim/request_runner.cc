@@ -17,14 +17,14 @@ double conditional_acceptance(int draft_tokens, double acceptance) {
   return 0.5 * (lo + hi);
 }
 
-RequestRunner::RequestRunner(const Scenario& s, const StepModel& model, const Popularity& popularity,
+RequestRunner::RequestRunner(const Scenario& s, const StepModel& model, const LayerPopularity& popularity,
                              ExpertCache& cache, std::uint64_t request_id, std::int64_t prompt_tokens,
                              std::int64_t gen_tokens)
     : s_(s),
       model_(model),
       popularity_(popularity),
       cache_(cache),
-      router_(popularity, s.model.moe->layers,
+      router_(popularity,
               RoutingParams{s.model.moe->routing->request_share_median, s.model.moe->routing->request_share_sigma,
                             s.model.moe->routing->locality},
               CounterRng(s.seed).with(0x524F555445ULL), request_id),
@@ -32,20 +32,21 @@ RequestRunner::RequestRunner(const Scenario& s, const StepModel& model, const Po
       request_id_(request_id),
       prompt_tokens_(prompt_tokens),
       gen_tokens_(gen_tokens),
-      seen_(static_cast<std::size_t>(popularity.experts()), 0) {
+      seen_(static_cast<std::size_t>(popularity.front().experts()), 0) {
   if (s.engine.speculative) accept_probability_ = conditional_acceptance(s.engine.draft_tokens, s.engine.acceptance);
 }
 
 StepCosts RequestRunner::prefill() {
   // Expected distinct experts touched by the prompt per layer: 1 - (1 - pi)^P for each.
-  const auto& pi = popularity_.inclusion();
   const double p = static_cast<double>(prompt_tokens_);
-  std::vector<double> touched(pi.size());
-  for (std::size_t e = 0; e < pi.size(); ++e) touched[e] = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
   double missing = 0, resident = 0;
-  for (int layer = 0; layer < s_.model.moe->layers; ++layer)
-    for (int e = 0; e < popularity_.experts(); ++e)
-      (cache_.resident(layer, e) ? resident : missing) += touched[static_cast<std::size_t>(e)];
+  for (int layer = 0; layer < s_.model.moe->layers; ++layer) {
+    const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
+    for (std::size_t e = 0; e < pi.size(); ++e) {
+      const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
+      (cache_.resident(layer, static_cast<int>(e)) ? resident : missing) += touched;
+    }
+  }
   return model_.prefill(prompt_tokens_, missing, resident);
 }
 

@@ -41,7 +41,7 @@ struct RequestCounters {
 
 class RequestRunner {
  public:
-  RequestRunner(const Scenario& scenario, const StepModel& model, const Popularity& popularity, ExpertCache& cache,
+  RequestRunner(const Scenario& scenario, const StepModel& model, const LayerPopularity& popularity, ExpertCache& cache,
                 std::uint64_t request_id, std::int64_t prompt_tokens, std::int64_t gen_tokens);
 
   // Prefill of the whole prompt.
@@ -57,7 +57,7 @@ class RequestRunner {
  private:
   const Scenario& s_;
   const StepModel& model_;
-  const Popularity& popularity_;
+  const LayerPopularity& popularity_;
   ExpertCache& cache_;
   RequestRouter router_;
   CounterRng rng_;

@@ -106,16 +106,19 @@ Result<Popularity> fit_popularity(int experts, int top_k, CoveragePoint low, Cov
   return Error{"no (exponent, cutoff) of the power law with exponential cutoff reaches both points"};
 }
 
-RequestRouter::RequestRouter(const Popularity& global, int layers, const RoutingParams& params, CounterRng rng,
+RequestRouter::RequestRouter(const LayerPopularity& popularity, const RoutingParams& params, CounterRng rng,
                              std::uint64_t request_id)
-    : experts_(global.experts()), top_k_(global.top_k()), locality_(params.locality), rng_(rng.with(request_id)) {
+    : experts_(popularity.front().experts()),
+      top_k_(popularity.front().top_k()),
+      locality_(params.locality),
+      rng_(rng.with(request_id)) {
+  const int layers = static_cast<int>(popularity.size());
   // alpha ~ lognormal(median, sigma), capped at 1, drawn by Box-Muller from two counters.
   if (params.alpha_median > 0) {
     double u1 = std::max(rng_.uniform(0), 1e-300), u2 = rng_.uniform(1);
     double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
     alpha_ = std::min(1.0, params.alpha_median * std::exp(params.alpha_sigma * z));
   }
-  const auto& pi = global.inclusion();
   cumulative_.assign(static_cast<std::size_t>(layers), std::vector<double>(static_cast<std::size_t>(experts_) + 1, 0.0));
   last_u_.assign(static_cast<std::size_t>(layers), -1.0);
   last_picks_.assign(static_cast<std::size_t>(layers), {});
@@ -123,6 +126,7 @@ RequestRouter::RequestRouter(const Popularity& global, int layers, const Routing
   if (experts_ > 65535) throw std::invalid_argument("more than 65535 experts per layer");
   const auto n = static_cast<std::uint64_t>(experts_);
   for (int layer = 0; layer < layers; ++layer) {
+    const auto& pi = popularity[static_cast<std::size_t>(layer)].inclusion();
     // The request's own preference: the global shape over a random affine permutation of the
     // ranks, r -> (a r + b) mod E with gcd(a, E) = 1: O(1) per rank, no shuffle to store.
     CounterRng layer_rng = rng_.with(1000003ULL + static_cast<std::uint64_t>(layer));

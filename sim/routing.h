@@ -55,6 +55,9 @@ class Popularity {
   int top_k_ = 0;
 };
 
+// One popularity per MoE layer (layers may differ when they come from a measured profile).
+using LayerPopularity = std::vector<Popularity>;
+
 // Fits the family's (exponent, cutoff) to two coverage points (the second at higher
 // coverage). The fit is exact when a solution exists; otherwise an Error says which point is
 // out of the family's reach.
@@ -70,7 +73,7 @@ struct RoutingParams {
 // successive tokens. Not thread-safe; cheap to build (O(layers x experts)).
 class RequestRouter {
  public:
-  RequestRouter(const Popularity& global, int layers, const RoutingParams& params, CounterRng rng,
+  RequestRouter(const LayerPopularity& popularity, const RoutingParams& params, CounterRng rng,
                 std::uint64_t request_id);
 
   double alpha() const { return alpha_; }

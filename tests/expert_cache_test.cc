@@ -9,7 +9,7 @@ Popularity shape() { return Popularity::power_law_cutoff(8, 2, 1.0, 100.0); }
 }  // namespace
 
 TEST_CASE("profile: pre-filled hottest first, split evenly over layers, pinned", "[cache]") {
-  ExpertCache c(CachePolicy::Profile, 3, 8, 7, 0.0, shape());
+  ExpertCache c(CachePolicy::Profile, 7, 0.0, LayerPopularity(3, shape()));
   CHECK(c.resident_count() == 7);
   for (int layer = 0; layer < 3; ++layer) {
     CHECK(c.resident(layer, 0));
@@ -24,7 +24,7 @@ TEST_CASE("profile: pre-filled hottest first, split evenly over layers, pinned",
 }
 
 TEST_CASE("lru: a miss evicts the least recently used", "[cache]") {
-  ExpertCache c(CachePolicy::Lru, 1, 8, 2, 0.0, shape());
+  ExpertCache c(CachePolicy::Lru, 2, 0.0, LayerPopularity(1, shape()));
   REQUIRE(c.resident(0, 0));
   REQUIRE(c.resident(0, 1));
   c.touch(0, 0);     // 0 is now the most recent
@@ -37,7 +37,7 @@ TEST_CASE("lru: a miss evicts the least recently used", "[cache]") {
 }
 
 TEST_CASE("lfu: a miss evicts the least frequently used", "[cache]") {
-  ExpertCache c(CachePolicy::Lfu, 1, 8, 2, 0.0, shape());
+  ExpertCache c(CachePolicy::Lfu, 2, 0.0, LayerPopularity(1, shape()));
   c.touch(0, 1);
   c.touch(0, 1);
   c.touch(0, 0);
@@ -48,7 +48,7 @@ TEST_CASE("lfu: a miss evicts the least frequently used", "[cache]") {
 }
 
 TEST_CASE("profile-lru: the pinned part survives any number of misses", "[cache]") {
-  ExpertCache c(CachePolicy::ProfileLru, 1, 8, 4, 0.5, shape());
+  ExpertCache c(CachePolicy::ProfileLru, 4, 0.5, LayerPopularity(1, shape()));
   for (int e = 4; e < 8; ++e) c.insert(0, e);
   CHECK(c.resident(0, 0));
   CHECK(c.resident(0, 1));

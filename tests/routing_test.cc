@@ -44,7 +44,7 @@ TEST_CASE("impossible coverage points are refused", "[routing]") {
 
 TEST_CASE("sampling: k distinct experts per token with the inclusion probabilities", "[routing]") {
   Popularity p = Popularity::power_law_cutoff(64, 4, 1.0, 40.0);
-  RequestRouter router(p, 1, RoutingParams{0, 0, 0}, CounterRng(7), 1);
+  RequestRouter router(LayerPopularity(1, p), RoutingParams{0, 0, 0}, CounterRng(7), 1);
   std::vector<int> counts(64, 0), picks;
   const int tokens = 40000;
   for (int t = 0; t < tokens; ++t) {
@@ -63,7 +63,8 @@ TEST_CASE("sampling: k distinct experts per token with the inclusion probabiliti
 TEST_CASE("sampling is a pure function of (seed, request, token, layer)", "[routing]") {
   Popularity p = Popularity::power_law_cutoff(512, 10, 1.0, 200.0);
   RoutingParams params{0.05, 1.0, 0.3};
-  RequestRouter a(p, 4, params, CounterRng(1), 9), b(p, 4, params, CounterRng(1), 9), c(p, 4, params, CounterRng(2), 9);
+  const LayerPopularity four(4, p);
+  RequestRouter a(four, params, CounterRng(1), 9), b(four, params, CounterRng(1), 9), c(four, params, CounterRng(2), 9);
   std::vector<int> x, y, z;
   bool differs = false;
   for (std::uint64_t t = 0; t < 50; ++t)
@@ -80,7 +81,7 @@ TEST_CASE("sampling is a pure function of (seed, request, token, layer)", "[rout
 
 TEST_CASE("token-to-token locality repeats the previous token's experts at its rate", "[routing]") {
   Popularity p = Popularity::power_law_cutoff(512, 10, 1.0, 200.0);
-  RequestRouter r(p, 1, RoutingParams{0, 0, 0.3}, CounterRng(3), 5);
+  RequestRouter r(LayerPopularity(1, p), RoutingParams{0, 0, 0.3}, CounterRng(3), 5);
   std::vector<int> prev, cur;
   int repeats = 0;
   const int tokens = 20000;
@@ -102,7 +103,7 @@ TEST_CASE("per-request variation lowers a request's hit rate in proportion to it
     std::vector<int> picks;
     long hits = 0, total = 0;
     for (std::uint64_t request = 0; request < 400; ++request) {
-      RequestRouter r(p, 1, RoutingParams{median, 0.0, 0.0}, CounterRng(4), request);
+      RequestRouter r(LayerPopularity(1, p), RoutingParams{median, 0.0, 0.0}, CounterRng(4), request);
       for (std::uint64_t t = 0; t < 100; ++t) {
         r.experts(0, t, picks);
         for (int e : picks) hits += e < resident ? 1 : 0;

@@ -1,5 +1,7 @@
 #include "workloads/model.h"
 
+#include <filesystem>
+
 #include "core/config_reader.h"
 
 namespace vramsim::workloads {
@@ -54,8 +56,16 @@ MoeSpec decode_moe(MapReader m, int layers) {
   moe.expert_params = m.number("expert_params");
   if (auto r = m.optional_map("routing")) {
     RoutingSpec routing;
-    const config::Node& points = r->any("coverage_points");
-    if (!points.is_sequence() || points.items().size() != 2)
+    if (auto profile = r->optional_string("profile")) {
+      const config::Node& at = *r->node().find("profile");
+      std::filesystem::path p(*profile);
+      if (p.is_relative()) p = std::filesystem::path(at.origin().source).parent_path() / p;
+      routing.profile = p.lexically_normal().string();
+      if (r->has("coverage_points")) r->fail_at("coverage_points", "give either coverage_points or a profile, not both");
+    }
+    const config::Node* points_node = routing.profile.empty() ? &r->any("coverage_points") : nullptr;
+    const config::Node& points = points_node ? *points_node : config::Node();
+    if (points_node && (!points.is_sequence() || points.items().size() != 2))
       fail(points, r->key_path("coverage_points"), "expected a list of two {coverage, hit_rate} points");
     for (std::size_t i = 0; i < points.items().size(); ++i) {
       MapReader p(points.items()[i], r->key_path("coverage_points") + "[" + std::to_string(i) + "]");
@@ -67,7 +77,7 @@ MoeSpec decode_moe(MapReader m, int layers) {
       p.finish();
       routing.coverage_points.emplace_back(coverage, hit);
     }
-    if (routing.coverage_points[1].first <= routing.coverage_points[0].first)
+    if (points_node && routing.coverage_points[1].first <= routing.coverage_points[0].first)
       fail(points, r->key_path("coverage_points"), "the second point must have the higher coverage");
     if (auto spread = r->optional_map("request_share")) {
       routing.request_share_median = spread->number("median", config::Lower::NonNegative);

@@ -36,6 +36,9 @@ struct Attention {
 struct RoutingSpec {
   // Measured (coverage -> hit rate) points of a hottest-first cache, medians over requests.
   std::vector<std::pair<double, double>> coverage_points;
+  // Or an engine's measured profile: CSV "layer,expert,count" (path resolved against the file
+  // that names it). Exactly one of the two is given.
+  std::string profile;
   double request_share_median = 0;  // share of a request's look-ups that follow its own preference
   double request_share_sigma = 0;   // lognormal spread of that share across requests
   double locality = 0;              // probability a token repeats the previous token's experts
