@@ -56,11 +56,16 @@ class Simulation {
 
   void run() {
     auto engine = make_exact_engine();
-    const Platform platform = build_host_gpu_platform(kSpeed, s_.link.h2d_bandwidth, s_.link.spec.latency_s);
+    // The host's worker groups are its cores; a core's speed is one group's expert throughput
+    // (bytes of expert weights per second), so an expert is an exec of its size in bytes.
+    const Platform platform = build_host_gpu_platform(kSpeed, model_.host_worker_rate(),
+                                                      s_.engine.physics.host_expert_workers,
+                                                      s_.link.h2d_bandwidth, s_.link.spec.latency_s);
     host_ = platform.host;
     gpu_ = platform.gpu;
 
     queue_ = s4u::Mailbox::by_name("queue");
+    engine_loop_ = s4u::Mutex::create();
     for (int c = 0; c < s_.workload.clients; ++c)
       s4u::Actor::create("client" + std::to_string(c), host_, [this, c] { client(c); });
     for (int slot = 0; slot < s_.engine.parallel; ++slot)
@@ -82,28 +87,51 @@ class Simulation {
     }
   }
 
-  // Runs `seconds` of GPU time (shared with the other slots) and the step's link traffic.
-  // With one slot nothing else competes for the GPU or the link, so one activity of the step's
-  // duration gives the same clock at a third of the cost (the step model already holds the
-  // link's time on the critical path).
-  void run_on_gpu(double seconds, double host_idle, double pcie_bytes) {
-    if (s_.engine.parallel == 1) {
-      s4u::this_actor::sleep_for(seconds);
-      ++out_.simgrid_activities;
-      return;
-    }
-    s4u::CommPtr comm;
-    if (pcie_bytes > 0) {
-      comm = s4u::Comm::sendto_async(host_, gpu_, static_cast<std::uint64_t>(pcie_bytes));
-      ++out_.simgrid_activities;
-    }
-    if (host_idle > 0) {
-      s4u::this_actor::sleep_for(host_idle);  // host-side work: the GPU is idle
-      ++out_.simgrid_activities;
-    }
-    s4u::this_actor::execute((seconds - host_idle) * kSpeed);
+  // Runs a whole step (or a prefill) of `seconds`. With one slot nothing competes, so one
+  // activity of the step's duration is exact (the step model holds the link's time on the
+  // critical path). A serial engine runs one slot's step at a time: the loop is a mutex.
+  void run_whole_step(double seconds) {
+    if (s_.engine.parallel > 1) engine_loop_->lock();
+    s4u::this_actor::sleep_for(seconds);
     ++out_.simgrid_activities;
-    if (comm) comm->wait();
+    if (s_.engine.parallel > 1) engine_loop_->unlock();
+  }
+
+  // With several slots, a step runs layer by layer as separate activities so that the slots
+  // contend for the GPU, the host's worker groups and the link as the layers interleave:
+  // per layer, attention on the GPU; then the resident experts on the GPU while (after the
+  // bubble's fixed part) the host's groups compute their experts and the link carries the
+  // rest; the layer ends when all three have.
+  void run_step_contended(const StepResult& step, int tokens, std::int64_t context) {
+    const StepCosts fixed = model_.step_fixed(tokens);
+    s4u::this_actor::sleep_for(fixed.host_idle);
+    s4u::this_actor::execute((fixed.total() - fixed.host_idle) * kSpeed);
+    out_.simgrid_activities += 2;
+    for (const auto& layer : step.layers) {
+      const StepModel::LayerDemand d = model_.layer_demand(layer.experts, tokens, context);
+      s4u::this_actor::execute(d.gpu_before * kSpeed);
+      ++out_.simgrid_activities;
+      if (d.sync == 0 && d.pcie_bytes == 0) {
+        if (d.gpu_hits > 0) s4u::this_actor::execute(d.gpu_hits * kSpeed);
+        ++out_.simgrid_activities;
+        continue;
+      }
+      s4u::ExecPtr hits = d.gpu_hits > 0 ? gpu_->exec_async(d.gpu_hits * kSpeed) : nullptr;
+      if (d.sync > 0) s4u::this_actor::sleep_for(d.sync);
+      s4u::CommPtr reads =
+          d.pcie_bytes > 0 ? s4u::Comm::sendto_async(host_, gpu_, static_cast<std::uint64_t>(d.pcie_bytes)) : nullptr;
+      s4u::ExecPtr host = nullptr;
+      if (d.host_experts > 0)
+        host = s4u::Exec::init()
+                   ->set_flops_amount(model_.expert_bytes())  // per thread: one expert per worker group
+                   ->set_host(host_)
+                   ->set_thread_count(d.host_experts)
+                   ->start();
+      if (hits) hits->wait();
+      if (reads) reads->wait();
+      if (host) host->wait();
+      out_.simgrid_activities += 4;
+    }
   }
 
   void slot_loop() {
@@ -127,20 +155,26 @@ class Simulation {
     RequestRunner runner(s_, model_, out_.popularity, *cache_, job.id, rec.prompt_tokens, rec.gen_tokens);
 
     StepCosts pre = runner.prefill();
-    run_on_gpu(pre.total(), pre.host_idle, pre.pcie_bytes);
+    run_whole_step(pre.total());
     out_.prefill += pre;
     rec.first_token_s = s4u::Engine::get_clock();
     rec.prefill_s = rec.first_token_s - rec.start_s;
     account_gpu(pre);
 
+    const bool contended = s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
+    const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
     while (!runner.done()) {
-      const bool keep = out_.decode_steps < options_.trace_steps;
+      const bool keep = contended || out_.decode_steps < options_.trace_steps;
+      const std::int64_t context = rec.prompt_tokens + runner.generated();
       StepResult step = runner.step(keep);
       const double t0 = s4u::Engine::get_clock();
-      run_on_gpu(step.costs.total(), step.costs.host_idle, step.costs.pcie_bytes);
+      if (contended)
+        run_step_contended(step, tokens, context);
+      else
+        run_whole_step(step.costs.total());
       out_.decode += step.costs;
       account_gpu(step.costs);
-      if (keep) record_trace(t0, step);
+      if (out_.decode_steps < options_.trace_steps) record_trace(t0, step);
       ++out_.decode_steps;
     }
     rec.end_s = s4u::Engine::get_clock();
@@ -208,6 +242,7 @@ class Simulation {
   s4u::Host* host_ = nullptr;
   s4u::Host* gpu_ = nullptr;
   s4u::Mailbox* queue_ = nullptr;
+  s4u::MutexPtr engine_loop_;
 };
 
 }  // namespace

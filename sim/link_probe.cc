@@ -11,7 +11,7 @@ namespace s4u = simgrid::s4u;
 
 std::vector<double> simulate_host_to_device_copies(const hw::LinkSpec& link, double bytes, int concurrent) {
   auto engine = make_exact_engine();
-  const Platform p = build_host_gpu_platform(1e9, link.typical_bandwidth, link.latency_s);
+  const Platform p = build_host_gpu_platform(1e9, 1e9, 1, link.typical_bandwidth, link.latency_s);
   s4u::Host* host = p.host;
   s4u::Host* gpu = p.gpu;
 

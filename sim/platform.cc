@@ -1,5 +1,7 @@
 #include "sim/platform.h"
 
+#include <algorithm>
+
 namespace vramsim::sim {
 namespace s4u = simgrid::s4u;
 
@@ -26,11 +28,12 @@ std::unique_ptr<s4u::Engine> make_exact_engine() {
   return engine;
 }
 
-Platform build_host_gpu_platform(double speed, double bandwidth, double latency) {
+Platform build_host_gpu_platform(double gpu_speed, double host_speed, int host_cores, double bandwidth,
+                                 double latency) {
   Platform p;
   auto* zone = s4u::create_full_zone("node");
-  p.host = zone->create_host("host", speed);
-  p.gpu = zone->create_host("gpu", speed);
+  p.host = zone->create_host("host", host_speed)->set_core_count(std::max(1, host_cores));
+  p.gpu = zone->create_host("gpu", gpu_speed);
   // Split-duplex: each direction is its own resource, so both run at full rate at once.
   s4u::SplitDuplexLink* duplex = zone->create_split_duplex_link("pcie", bandwidth);
   duplex->set_latency(latency);

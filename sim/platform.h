@@ -22,7 +22,8 @@ struct Platform {
   simgrid::s4u::Link* link = nullptr;  // host -> GPU direction of a split-duplex link
 };
 
-// Hosts run at `speed` flops/s; the link has `bandwidth` bytes/s per direction and `latency` s.
-Platform build_host_gpu_platform(double speed, double bandwidth, double latency);
+// The GPU runs at `gpu_speed` flops/s; the host has `host_cores` cores of `host_speed` each; the
+// link has `bandwidth` bytes/s per direction and `latency` s.
+Platform build_host_gpu_platform(double gpu_speed, double host_speed, int host_cores, double bandwidth, double latency);
 
 }  // namespace vramsim::sim

@@ -123,6 +123,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   if (!formats.kv(kv)) e.fail_at("kv_type", "unknown KV-cache type \"" + kv + "\" (see `vramsim list formats`)");
   s.kv = *formats.kv(kv);
   s.parallel = static_cast<int>(e.optional_integer("parallel", 1, 1024).value_or(1));
+  s.scheduling = e.choice("slot_scheduling", {"serial", "overlapped"}) == "serial" ? SlotScheduling::Serial
+                                                                                    : SlotScheduling::Overlapped;
   if (auto w = e.optional_map("weights")) {
     auto format = [&](const char* key) {
       const std::string name = w->optional_string(key).value_or(model.native_format);

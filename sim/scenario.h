@@ -61,8 +61,15 @@ struct EnginePhysics {
   double energy_per_byte = 0;           // J per byte streamed from VRAM through the SMs
 };
 
+// How an engine runs its parallel slots' steps.
+enum class SlotScheduling {
+  Serial,      // one decode loop: a slot's step runs alone, the next waits (round robin)
+  Overlapped,  // slots' steps run at once, contending for the GPU, the host's workers and the link
+};
+
 struct EngineSetup {
   std::string preset;
+  SlotScheduling scheduling = SlotScheduling::Serial;
   std::int64_t context = 0;
   workloads::KvType kv;
   int parallel = 1;

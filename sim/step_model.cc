@@ -80,6 +80,25 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t conte
   return c;
 }
 
+StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens, std::int64_t context) const {
+  const auto& ph = s_.engine.physics;
+  LayerDemand d;
+  const double kv = kv_bytes_per_token_layer_ * static_cast<double>(context);
+  d.gpu_before = (layer_bytes_ + kv) / bw_ + ph.layer_launch;
+  d.gpu_hits = e.hits * expert_bytes_ / bw_;
+  if (e.misses == 0) return d;
+  if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
+    d.gpu_hits += e.misses * expert_bytes_ / bw_;
+    d.pcie_bytes = e.misses * slot_bytes_;
+    return d;
+  }
+  d.sync = ph.miss_sync;
+  d.host_experts = e.misses - e.pcie_reads;
+  d.pcie_bytes = e.pcie_reads * expert_bytes_ / ph.zero_copy_efficiency +
+                 (d.host_experts > 0 ? 2.0 * tokens * activation_bytes_ : 0.0);
+  return d;
+}
+
 StepCosts StepModel::step_fixed(int tokens) const {
   (void)tokens;
   const auto& ph = s_.engine.physics;

@@ -18,6 +18,7 @@
 // All times in seconds, sizes in bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "sim/scenario.h"
@@ -59,6 +60,19 @@ class StepModel {
 
   // Time of one MoE layer for T tokens at `context` tokens of KV.
   StepCosts layer(const LayerExperts& e, int tokens, std::int64_t context) const;
+  // What a layer asks of each resource, for running it as separate activities when several
+  // slots contend (seconds at full speed, host work in bytes of expert weights per worker).
+  struct LayerDemand {
+    double gpu_before = 0;     // attention, router and launches: before the experts are known
+    double gpu_hits = 0;       // resident experts (and copied-in ones)
+    double sync = 0;           // the bubble's fixed part (0 without misses)
+    int host_experts = 0;      // experts the host computes, one worker group each
+    double pcie_bytes = 0;     // zero-copy reads or copies, activations included
+  };
+  LayerDemand layer_demand(const LayerExperts& e, int tokens, std::int64_t context) const;
+  // Host throughput of one worker group, bytes of expert weights per second.
+  double host_worker_rate() const { return cpu_bw_ / std::max(1, s_.engine.physics.host_expert_workers); }
+
   // The per-step part: LM head, draft passes, host step work.
   StepCosts step_fixed(int tokens) const;
 
