@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +108,8 @@ int validate_command(const std::vector<std::string>& argv) {
   std::vector<reports::RunOutput> slots(set.runs.size());
   std::vector<std::string> failures(set.runs.size());
   const int jobs = static_cast<int>(args.integer("--jobs", tbb::this_task_arena::max_concurrency(), 1, 1024));
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  std::atomic<int> finished{0};
   tbb::task_arena arena(jobs);
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, set.runs.size(), [&](std::size_t i) {
@@ -115,6 +118,10 @@ int validate_command(const std::vector<std::string>& argv) {
       } catch (const std::exception& e) {
         failures[i] = e.what();
       }
+      const int done = ++finished;
+      if (progress)
+        std::cerr << "\r  simulated " << done << "/" << set.runs.size() << " runs" << (done == static_cast<int>(set.runs.size()) ? "\n" : "")
+                  << std::flush;
     });
   });
   fs::remove_all(dir);
