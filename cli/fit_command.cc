@@ -180,8 +180,11 @@ std::string to_table(const workloads::FitReport& rep) {
     o << "  fits         yes, " << gib(rep.headroom_bytes) << " headroom\n";
   else
     o << "  fits         NO, " << gib(-rep.headroom_bytes) << " short\n";
-  o << "  max context  " << rep.max_context_tokens << " tokens"
-    << (rep.max_context_tokens == q.model.max_context ? " (the model's maximum)" : "") << "\n";
+  if (rep.max_context_tokens == 0)
+    o << "  max context  none: the weights and fixed overhead alone exceed the usable memory\n";
+  else
+    o << "  max context  " << rep.max_context_tokens << " tokens"
+      << (rep.max_context_tokens == q.model.max_context ? " (the model's maximum)" : "") << "\n";
   o << "  decode       ";
   if (rep.fits) {
     o << fixed(rep.gpu_decode_tok_s, 1) << " tok/s   (" << units::format_bandwidth(q.gpu.memory_bandwidth) << " x "

@@ -66,8 +66,7 @@ StepResult RequestRunner::step(bool keep_layers) {
     LayerExperts e;
     missed_.clear();
     for (int t = 0; t < tokens; ++t) {
-      router_.experts(layer, routed_tokens_ + static_cast<std::uint64_t>(t), picks_);
-      for (int expert : picks_) {
+      for (int expert : router_.route(layer, routed_tokens_ + static_cast<std::uint64_t>(t))) {
         const bool hit = cache_.resident(layer, expert);
         counters_.lookup_hits += hit ? 1 : 0;
         auto& seen = seen_[static_cast<std::size_t>(expert)];
@@ -93,7 +92,8 @@ StepResult RequestRunner::step(bool keep_layers) {
         counters_.pcie_reads += e.pcie_reads;
         counters_.cpu_experts += e.misses - e.pcie_reads;
       }
-      for (int expert : missed_) cache_.insert(layer, expert);  // no-op for pinned profiles
+      if (cache_.admits_misses())
+        for (int expert : missed_) cache_.insert(layer, expert);
     }
     StepCosts layer_costs = model_.layer(e, tokens, context);
     out.costs += layer_costs;

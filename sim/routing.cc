@@ -156,15 +156,13 @@ RequestRouter::RequestRouter(const LayerPopularity& popularity, const RoutingPar
   }
 }
 
-void RequestRouter::experts(int layer, std::uint64_t token, std::vector<int>& out) {
+const std::vector<int>& RequestRouter::route(int layer, std::uint64_t token) {
   auto& last = last_u_[static_cast<std::size_t>(layer)];
   // One 64-bit hash of (token, layer) decides locality (its low 32 bits); a second gives u.
   const std::uint64_t h = rng_.bits((token << 8) ^ static_cast<std::uint64_t>(layer));
-  auto& previous = last_picks_[static_cast<std::size_t>(layer)];
-  if (last >= 0 && static_cast<double>(h & 0xFFFFFFFFULL) * (1.0 / 4294967296.0) < locality_) {
-    out.assign(previous.begin(), previous.end());  // the same experts as the previous token
-    return;
-  }
+  auto& out = last_picks_[static_cast<std::size_t>(layer)];
+  if (last >= 0 && static_cast<double>(h & 0xFFFFFFFFULL) * (1.0 / 4294967296.0) < locality_)
+    return out;  // the same experts as the previous token
   const double u = static_cast<double>(splitmix64(h) >> 11) * (1.0 / 9007199254740992.0);
   last = u;
   const auto& cum = cumulative_[static_cast<std::size_t>(layer)];
@@ -186,7 +184,7 @@ void RequestRouter::experts(int layer, std::uint64_t token, std::vector<int>& ou
     }
     out[static_cast<std::size_t>(j)] = static_cast<int>(base - cum.data());
   }
-  previous.assign(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace vramsim::sim

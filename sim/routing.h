@@ -79,7 +79,9 @@ class RequestRouter {
   double alpha() const { return alpha_; }
   // Writes the k experts (popularity ranks in the global order) of `token` at `layer` to out.
   // Tokens must be asked in increasing order per layer (locality refers to the previous token).
-  void experts(int layer, std::uint64_t token, std::vector<int>& out);
+  void experts(int layer, std::uint64_t token, std::vector<int>& out) { out = route(layer, token); }
+  // The same without a copy: the result stays valid until the layer's next call.
+  const std::vector<int>& route(int layer, std::uint64_t token);
 
  private:
   int experts_ = 0;
