@@ -29,7 +29,6 @@ RequestRunner::RequestRunner(const Scenario& s, const StepModel& model, const La
                             s.model.moe->routing->locality},
               CounterRng(s.seed).with(0x524F555445ULL), request_id),
       rng_(CounterRng(s.seed).with(0x53544550ULL).with(request_id)),
-      request_id_(request_id),
       prompt_tokens_(prompt_tokens),
       gen_tokens_(gen_tokens),
       seen_(static_cast<std::size_t>(popularity.front().experts()), 0) {

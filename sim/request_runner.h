@@ -61,13 +61,11 @@ class RequestRunner {
   ExpertCache& cache_;
   RequestRouter router_;
   CounterRng rng_;
-  std::uint64_t request_id_;
   std::int64_t prompt_tokens_;
   std::int64_t gen_tokens_;
   std::int64_t generated_ = 0;
   std::uint64_t routed_tokens_ = 0;  // routing counter: every verified position gets a fresh token id
   double accept_probability_ = 0;    // per draft position, given the previous ones were accepted
-  std::vector<int> picks_;
   std::vector<std::uint32_t> seen_;  // per expert: the last (step, layer) stamp that looked it up
   std::uint32_t stamp_ = 0;
   std::vector<int> missed_;

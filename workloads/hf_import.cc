@@ -102,7 +102,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   // Fields left at their transformers class defaults are absent from the file.
   const ClassDefaults defaults = class_defaults(f.text("model_type", top.text("model_type", "")));
   const auto vocab = f.number("vocab_size") ? f.number("vocab_size") : top.number("vocab_size");
-  if (!vocab && !defaults.vocab_size) config::fail(root, "vocab_size", "missing field \"vocab_size\" in " + path);
+  if (!vocab && defaults.vocab_size <= 0) config::fail(root, "vocab_size", "missing field \"vocab_size\" in " + path);
   m.vocab_size = static_cast<int>(vocab.value_or(defaults.vocab_size));
   m.max_context = static_cast<std::int64_t>(
       f.number("max_position_embeddings").value_or(defaults.max_position_embeddings));

@@ -8,6 +8,8 @@
 #include "hw/gpu.h"
 #include "hw/host.h"
 #include "hw/link.h"
+#include "sim/scenario.h"
+#include "sim/vram_plan.h"
 #include "workloads/model.h"
 
 namespace {
@@ -35,6 +37,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   expect_value_or_config_error([&] { hw::decode_gpu(*root, "gpu"); });
   expect_value_or_config_error([&] { hw::decode_link(*root, "link"); });
   expect_value_or_config_error([&] { hw::decode_host(*root, "host"); });
+
+  // As a scenario against the real catalogue (presets, overrides, the VRAM plan).
+  static const config::Catalogue catalogue(VRAMSIM_FUZZ_CONFIGS_DIR);
+  static const workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
+  expect_value_or_config_error([&] {
+    sim::Scenario s = sim::decode_scenario(*root, catalogue, formats);
+    try {
+      (void)sim::plan_vram(s);
+    } catch (const std::invalid_argument&) {
+    }
+  });
 
   // The first line, used as a command-line override on the parsed tree.
   config::Node tree = *root;

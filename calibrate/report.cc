@@ -1,0 +1,400 @@
+#include "calibrate/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace vramsim::calibrate {
+
+// ---- statistics -------------------------------------------------------------------------
+
+Stats summarize(const std::vector<double>& samples) {
+  Stats s;
+  if (samples.empty()) return s;
+  std::vector<double> v = samples;
+  std::sort(v.begin(), v.end());
+  s.n = v.size();
+  s.min = v.front();
+  s.max = v.back();
+  const std::size_t mid = v.size() / 2;
+  s.median = (v.size() % 2 == 1) ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
+  double sum = 0.0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  return s;
+}
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool relative) {
+  LineFit f;
+  const std::size_t n = std::min(x.size(), y.size());
+  // Weighted normal equations: minimise sum w_i (y_i - a - b x_i)^2.
+  double sw = 0.0, swx = 0.0, swy = 0.0, swxx = 0.0, swxy = 0.0;
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) continue;
+    double w = 1.0;
+    if (relative) {
+      if (y[i] <= 0.0) continue;
+      w = 1.0 / (y[i] * y[i]);
+    }
+    sw += w;
+    swx += w * x[i];
+    swy += w * y[i];
+    swxx += w * x[i] * x[i];
+    swxy += w * x[i] * y[i];
+    ++used;
+  }
+  f.n = used;
+  if (used < 2) return f;
+  const double det = sw * swxx - swx * swx;
+  // Relative tolerance: det is zero when all x are equal.
+  if (!(std::fabs(det) > 1e-12 * sw * swxx)) return f;
+  f.slope = (sw * swxy - swx * swy) / det;
+  f.intercept = (swy - f.slope * swx) / sw;
+  // Unweighted R^2 of the fitted line on the points used.
+  double mean_y = 0.0;
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i]) || (relative && y[i] <= 0.0)) continue;
+    mean_y += y[i];
+    ++m;
+  }
+  mean_y /= static_cast<double>(m);
+  double ss_res = 0.0, ss_tot = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i]) || (relative && y[i] <= 0.0)) continue;
+    const double r = y[i] - (f.intercept + f.slope * x[i]);
+    ss_res += r * r;
+    ss_tot += (y[i] - mean_y) * (y[i] - mean_y);
+  }
+  f.r2 = ss_tot > 0.0 ? 1.0 - ss_res / ss_tot : 1.0;
+  f.ok = true;
+  return f;
+}
+
+TransferFit fit_transfer(const std::vector<double>& bytes, const std::vector<double>& seconds) {
+  TransferFit t;
+  const LineFit f = fit_line(bytes, seconds, /*relative=*/true);
+  if (!f.ok) return t;
+  t.t0_s = f.intercept;
+  t.bandwidth_Bps = f.slope > 0.0 ? 1.0 / f.slope : 0.0;
+  t.r2 = f.r2;
+  t.ok = f.slope > 0.0;
+  return t;
+}
+
+// ---- unit formatting ----------------------------------------------------------------------
+
+namespace {
+
+// Three significant digits without exponent notation: 4823 -> "4823", 13.94 -> "13.9",
+// 2.134 -> "2.13", 0.5123 -> "0.512".
+std::string three_digits(double v) {
+  char buf[64];
+  const double a = std::fabs(v);
+  if (a >= 100.0 || a == 0.0)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else if (a >= 10.0)
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  else if (a >= 1.0)
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string format_bandwidth(double bytes_per_second) {
+  return three_digits(bytes_per_second / 1e9) + "GB/s";
+}
+
+std::string format_time(double seconds) {
+  const double a = std::fabs(seconds);
+  if (a < 1e-6) return three_digits(seconds * 1e9) + "ns";
+  if (a < 1e-3) return three_digits(seconds * 1e6) + "us";
+  if (a < 1.0) return three_digits(seconds * 1e3) + "ms";
+  return three_digits(seconds) + "s";
+}
+
+std::string format_power(double watts) { return three_digits(watts) + "W"; }
+
+std::string format_bytes_mib(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0fMiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string format_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+// ---- value tree ---------------------------------------------------------------------------
+
+Value Value::boolean(bool b) {
+  Value v;
+  v.kind_ = Kind::Bool;
+  v.bool_ = b;
+  return v;
+}
+
+Value Value::number(double d) {
+  Value v;
+  v.kind_ = Kind::Number;
+  v.number_ = d;
+  return v;
+}
+
+Value Value::string(std::string s) {
+  Value v;
+  v.kind_ = Kind::String;
+  v.string_ = std::move(s);
+  return v;
+}
+
+Value Value::array() {
+  Value v;
+  v.kind_ = Kind::Array;
+  return v;
+}
+
+Value Value::object() {
+  Value v;
+  v.kind_ = Kind::Object;
+  return v;
+}
+
+Value& Value::operator[](const std::string& key) {
+  if (kind_ == Kind::Null) kind_ = Kind::Object;
+  for (auto& m : members_)
+    if (m.first == key) return m.second;
+  members_.emplace_back(key, Value());
+  return members_.back().second;
+}
+
+const Value* Value::find(const std::string& key) const {
+  if (kind_ != Kind::Object) return nullptr;
+  for (const auto& m : members_)
+    if (m.first == key) return &m.second;
+  return nullptr;
+}
+
+Value& Value::push(Value v) {
+  if (kind_ == Kind::Null) kind_ = Kind::Array;
+  items_.push_back(std::move(v));
+  return items_.back();
+}
+
+Value number_array(const std::vector<double>& v) {
+  Value a = Value::array();
+  for (double d : v) a.push(Value::number(d));
+  return a;
+}
+
+Value stats_value(const Stats& s) {
+  Value o = Value::object();
+  o["n"] = Value::number(static_cast<double>(s.n));
+  o["min"] = Value::number(s.min);
+  o["median"] = Value::number(s.median);
+  o["max"] = Value::number(s.max);
+  o["mean"] = Value::number(s.mean);
+  return o;
+}
+
+// ---- JSON ----------------------------------------------------------------------------------
+
+namespace {
+
+std::string json_quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+bool is_scalar(const Value& v) {
+  return v.kind() != Value::Kind::Array && v.kind() != Value::Kind::Object;
+}
+
+void json_rec(std::ostream& out, const Value& v, int indent, int depth) {
+  const std::string pad(static_cast<std::size_t>(indent * (depth + 1)), ' ');
+  const std::string pad_end(static_cast<std::size_t>(indent * depth), ' ');
+  switch (v.kind()) {
+    case Value::Kind::Null: out << "null"; break;
+    case Value::Kind::Bool: out << (v.as_bool() ? "true" : "false"); break;
+    case Value::Kind::Number: out << format_number(v.as_number()); break;
+    case Value::Kind::String: out << json_quote(v.as_string()); break;
+    case Value::Kind::Array: {
+      if (v.items().empty()) {
+        out << "[]";
+        break;
+      }
+      // Arrays of scalars (sample lists) on one line: raw files stay scannable.
+      const bool flat = std::all_of(v.items().begin(), v.items().end(), is_scalar);
+      if (flat) {
+        out << '[';
+        for (std::size_t i = 0; i < v.items().size(); ++i) {
+          if (i) out << ", ";
+          json_rec(out, v.items()[i], indent, depth + 1);
+        }
+        out << ']';
+        break;
+      }
+      out << "[\n";
+      for (std::size_t i = 0; i < v.items().size(); ++i) {
+        out << pad;
+        json_rec(out, v.items()[i], indent, depth + 1);
+        out << (i + 1 < v.items().size() ? ",\n" : "\n");
+      }
+      out << pad_end << ']';
+      break;
+    }
+    case Value::Kind::Object: {
+      if (v.members().empty()) {
+        out << "{}";
+        break;
+      }
+      out << "{\n";
+      for (std::size_t i = 0; i < v.members().size(); ++i) {
+        out << pad << json_quote(v.members()[i].first) << ": ";
+        json_rec(out, v.members()[i].second, indent, depth + 1);
+        out << (i + 1 < v.members().size() ? ",\n" : "\n");
+      }
+      out << pad_end << '}';
+      break;
+    }
+  }
+}
+
+// ---- YAML ----------------------------------------------------------------------------------
+
+bool yaml_needs_quotes(const std::string& s) {
+  if (s.empty()) return true;
+  static const char* const kReserved[] = {"null", "Null", "NULL", "~",   "true", "True", "TRUE",
+                                          "false", "False", "FALSE", "yes", "Yes", "YES", "no",
+                                          "No",   "NO",   "on",   "On",   "ON",  "off", "Off", "OFF",
+                                          "y",    "Y",    "n",    "N"};
+  for (const char* r : kReserved)
+    if (s == r) return true;
+  const char first = s.front();
+  if (std::string("-?:,[]{}#&*!|>'\"%@` ").find(first) != std::string::npos) return true;
+  if (s.back() == ' ' || s.back() == ':') return true;
+  if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos) return true;
+  for (unsigned char c : s)
+    if (c < 0x20) return true;
+  // Would it read as a number? (e.g. "1.5", "1e3", ".5"): then quote to keep it a string.
+  char* end = nullptr;
+  (void)std::strtod(s.c_str(), &end);
+  if (end != nullptr && *end == '\0') return true;
+  return false;
+}
+
+std::string yaml_scalar(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Null: return "null";
+    case Value::Kind::Bool: return v.as_bool() ? "true" : "false";
+    case Value::Kind::Number: return format_number(v.as_number());
+    case Value::Kind::String:
+      return yaml_needs_quotes(v.as_string()) ? json_quote(v.as_string()) : v.as_string();
+    default: return "";
+  }
+}
+
+std::string yaml_flow(const Value& v) {
+  if (is_scalar(v)) return yaml_scalar(v);
+  std::string out;
+  if (v.kind() == Value::Kind::Array) {
+    out = "[";
+    for (std::size_t i = 0; i < v.items().size(); ++i) {
+      if (i) out += ", ";
+      out += yaml_flow(v.items()[i]);
+    }
+    return out + "]";
+  }
+  out = "{";
+  for (std::size_t i = 0; i < v.members().size(); ++i) {
+    if (i) out += ", ";
+    const std::string& k = v.members()[i].first;
+    out += (yaml_needs_quotes(k) ? json_quote(k) : k) + ": " + yaml_flow(v.members()[i].second);
+  }
+  return out + "}";
+}
+
+bool flat_array(const Value& v) {
+  return v.kind() == Value::Kind::Array &&
+         std::all_of(v.items().begin(), v.items().end(), is_scalar);
+}
+
+void yaml_object(std::ostream& out, const Value& v, int depth);
+
+void yaml_member(std::ostream& out, const std::string& key, const Value& val, int depth) {
+  const std::string pad(static_cast<std::size_t>(2 * depth), ' ');
+  out << pad << (yaml_needs_quotes(key) ? json_quote(key) : key) << ':';
+  if (is_scalar(val) || flat_array(val) ||
+      (val.kind() == Value::Kind::Object && val.members().empty())) {
+    out << ' ' << yaml_flow(val) << '\n';
+  } else if (val.kind() == Value::Kind::Object) {
+    out << '\n';
+    yaml_object(out, val, depth + 1);
+  } else {
+    // Array of compound values: "- " items, each in flow style (kept short by callers).
+    out << '\n';
+    for (const auto& item : val.items()) out << pad << "  - " << yaml_flow(item) << '\n';
+  }
+}
+
+void yaml_object(std::ostream& out, const Value& v, int depth) {
+  for (const auto& m : v.members()) yaml_member(out, m.first, m.second, depth);
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const Value& v, int indent) {
+  json_rec(out, v, indent, 0);
+  out << '\n';
+}
+
+void write_yaml(std::ostream& out, const Value& v) {
+  if (v.kind() == Value::Kind::Object)
+    yaml_object(out, v, 0);
+  else
+    out << yaml_flow(v) << '\n';
+}
+
+std::string to_json(const Value& v, int indent) {
+  std::ostringstream s;
+  write_json(s, v, indent);
+  return s.str();
+}
+
+std::string to_yaml(const Value& v) {
+  std::ostringstream s;
+  write_yaml(s, v);
+  return s.str();
+}
+
+}  // namespace vramsim::calibrate

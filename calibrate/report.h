@@ -1,0 +1,117 @@
+// Plain C++ (no CUDA) half of vramsim-calibrate: statistics over trials, the least-squares
+// fit t = t0 + bytes / bandwidth, unit formatting in the project's style ("13.9GB/s",
+// "2.1us", "575W") and a small ordered value tree written out as JSON or YAML.
+// Kept free of CUDA headers (and C++17-compatible, since nvcc compiles it too) so that it
+// can be unit-tested on machines without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vramsim::calibrate {
+
+// ---- statistics -------------------------------------------------------------------------
+
+// Summary of repeated trials of one measurement. Units are those of the samples.
+struct Stats {
+  std::size_t n = 0;
+  double min = 0.0;
+  double median = 0.0;
+  double max = 0.0;
+  double mean = 0.0;
+};
+
+// Summary of `samples`; all fields zero when empty.
+Stats summarize(const std::vector<double>& samples);
+
+// Result of fitting y = intercept + slope * x.
+struct LineFit {
+  double intercept = 0.0;
+  double slope = 0.0;
+  double r2 = 0.0;        // coefficient of determination (unweighted, on the inputs)
+  std::size_t n = 0;      // points used
+  bool ok = false;        // false with fewer than 2 distinct x or a degenerate system
+};
+
+// Least squares fit of y = intercept + slope * x. With `relative` set, each point is
+// weighted by 1/y^2, i.e. the fit minimises relative rather than absolute residuals, so
+// that the many small transfers (which fix the intercept) are not swamped by the few
+// large ones (which fix the slope). Points with y <= 0 are skipped in relative mode.
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool relative);
+
+// Fit of a transfer-time model t = t0 + bytes / bandwidth.
+struct TransferFit {
+  double t0_s = 0.0;               // fixed cost per transfer, seconds
+  double bandwidth_Bps = 0.0;      // bytes per second (0 when the slope is not positive)
+  double r2 = 0.0;
+  bool ok = false;
+};
+
+// `bytes[i]` bytes took `seconds[i]` seconds; weighted relative least squares (see fit_line).
+TransferFit fit_transfer(const std::vector<double>& bytes, const std::vector<double>& seconds);
+
+// ---- unit formatting (strings the project's unit parser reads) ---------------------------
+
+std::string format_bandwidth(double bytes_per_second);  // "13.9GB/s" (decimal GB)
+std::string format_time(double seconds);                // "850ns", "2.1us", "3.40ms", "1.20s"
+std::string format_power(double watts);                 // "575W"
+std::string format_bytes_mib(double bytes);             // "24564MiB"
+std::string format_number(double v);                    // shortest round-trip-ish text, JSON-safe
+
+// ---- ordered value tree ------------------------------------------------------------------
+
+// A JSON-like value whose object keys keep insertion order (for readable output).
+class Value {
+ public:
+  enum class Kind { Null, Bool, Number, String, Array, Object };
+
+  Value() = default;                      // null
+  static Value null() { return Value(); }
+  static Value boolean(bool b);
+  static Value number(double d);          // non-finite numbers are written as null
+  static Value string(std::string s);
+  static Value array();
+  static Value object();
+
+  Kind kind() const { return kind_; }
+  bool is_null() const { return kind_ == Kind::Null; }
+
+  // Object access: inserts a null member (turning a null value into an object) if missing.
+  Value& operator[](const std::string& key);
+  // Object lookup without insertion; nullptr when absent or not an object.
+  const Value* find(const std::string& key) const;
+  // Array append (turning a null value into an array); returns the new element.
+  Value& push(Value v);
+
+  bool as_bool() const { return bool_; }
+  double as_number() const { return number_; }
+  const std::string& as_string() const { return string_; }
+  const std::vector<Value>& items() const { return items_; }
+  const std::vector<std::pair<std::string, Value>>& members() const { return members_; }
+
+ private:
+  Kind kind_ = Kind::Null;
+  bool bool_ = false;
+  double number_ = 0.0;
+  std::string string_;
+  std::vector<Value> items_;
+  std::vector<std::pair<std::string, Value>> members_;
+};
+
+// Convenience: a number array from samples.
+Value number_array(const std::vector<double>& v);
+
+// Stats as an object {n, min, median, max, mean}.
+Value stats_value(const Stats& s);
+
+void write_json(std::ostream& out, const Value& v, int indent = 2);
+// Block-style YAML; strings are quoted only when YAML would otherwise misread them.
+void write_yaml(std::ostream& out, const Value& v);
+
+std::string to_json(const Value& v, int indent = 2);
+std::string to_yaml(const Value& v);
+
+}  // namespace vramsim::calibrate
