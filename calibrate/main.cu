@@ -1,0 +1,202 @@
+// vramsim-calibrate: measures the constants vramsim's models need on a real NVIDIA card and
+// writes them as a calibration YAML (DIR/NAME.yaml, units in strings as the project's
+// configs have them) plus every sample (DIR/NAME-raw.json).
+//
+//   vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N]
+//
+// The card's settings (clocks, power limits, persistence, ...) are only read, never changed.
+
+#include <cctype>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "calibrate/common.cuh"
+
+namespace vc = vramsim::calibrate;
+
+namespace {
+
+struct Options {
+  std::string out = "calibration-out";
+  std::string name;  // default: device name, lower case, spaces -> '-'
+  bool quick = false;
+  int device = 0;
+};
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N]\n"
+               "  --out DIR    output directory (default calibration-out)\n"
+               "  --name NAME  file stem: DIR/NAME.yaml and DIR/NAME-raw.json (default: the device name)\n"
+               "  --quick      half the sizes and trials (for a fast check)\n"
+               "  --device N   CUDA device ordinal (default 0)\n");
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "vramsim-calibrate: %s needs a value\n", a.c_str());
+        usage(stderr);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--out") {
+      o.out = value();
+    } else if (a == "--name") {
+      o.name = value();
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else if (a == "--device") {
+      o.device = std::atoi(value().c_str());
+    } else if (a == "-h" || a == "--help") {
+      usage(stdout);
+      std::exit(0);
+    } else {
+      std::fprintf(stderr, "vramsim-calibrate: unknown argument '%s'\n", a.c_str());
+      usage(stderr);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+std::string slug(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u))
+      r += static_cast<char>(std::tolower(u));
+    else if (!r.empty() && r.back() != '-')
+      r += '-';
+  }
+  while (!r.empty() && r.back() == '-') r.pop_back();
+  return r.empty() ? std::string("gpu") : r;
+}
+
+std::string version_text(int v) {  // CUDA encodes 13.0 as 13000
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    std::fprintf(stderr, "vramsim-calibrate: no CUDA device: %s\n", cudaGetErrorString(err));
+    return 1;
+  }
+  if (count == 0) {
+    std::fprintf(stderr, "vramsim-calibrate: no CUDA device: no devices found\n");
+    return 1;
+  }
+  if (opt.device < 0 || opt.device >= count) {
+    std::fprintf(stderr, "vramsim-calibrate: no CUDA device: ordinal %d out of range (%d found)\n", opt.device, count);
+    return 1;
+  }
+
+  vc::Context ctx;
+  ctx.device = opt.device;
+  ctx.quick = opt.quick;
+  ctx.trials = opt.quick ? 5 : 10;
+  ctx.warmup = opt.quick ? 1 : 2;
+  CHECK(cudaSetDevice(ctx.device));
+  CHECK(cudaGetDeviceProperties(&ctx.prop, ctx.device));
+  CHECK(cudaFree(nullptr));  // create the context now, not inside the first measurement
+
+  const std::string name = opt.name.empty() ? slug(ctx.prop.name) : opt.name;
+  int driver = 0, runtime = 0;
+  CHECK(cudaDriverGetVersion(&driver));
+  CHECK(cudaRuntimeGetVersion(&runtime));
+  char bus_id[64] = {};
+  CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ctx.device));
+
+  std::printf("vramsim-calibrate: %s (sm_%d%d, %d SMs, %.0f MiB), %s mode\n", ctx.prop.name, ctx.prop.major,
+              ctx.prop.minor, ctx.prop.multiProcessorCount, static_cast<double>(ctx.prop.totalGlobalMem) / vc::kMiB,
+              opt.quick ? "quick" : "full");
+
+  vc::Value dev = vc::Value::object();
+  dev["name"] = vc::Value::string(ctx.prop.name);
+  dev["compute_capability"] = vc::Value::string(std::to_string(ctx.prop.major) + "." + std::to_string(ctx.prop.minor));
+  dev["sm_count"] = vc::Value::number(ctx.prop.multiProcessorCount);
+  dev["memory"] = vc::Value::string(vc::format_bytes_mib(static_cast<double>(ctx.prop.totalGlobalMem)));
+  dev["l2_cache"] = vc::Value::string(vc::format_bytes_mib(static_cast<double>(ctx.prop.l2CacheSize)));
+  dev["pci_bus_id"] = vc::Value::string(bus_id);
+  dev["driver_cuda_version"] = vc::Value::string(version_text(driver));  // highest CUDA the driver supports
+  dev["runtime_version"] = vc::Value::string(version_text(runtime));
+
+  ctx.summary["name"] = vc::Value::string(name);
+  ctx.summary["measured"] = vc::Value::string(utc_now());
+  ctx.summary["mode"] = vc::Value::string(opt.quick ? "quick" : "full");
+  ctx.summary["device"] = dev;
+  ctx.raw["tool"] = vc::Value::string("vramsim-calibrate");
+  ctx.raw["measured"] = ctx.summary["measured"];
+  ctx.raw["options"]["quick"] = vc::Value::boolean(opt.quick);
+  ctx.raw["options"]["trials"] = vc::Value::number(ctx.trials);
+  ctx.raw["options"]["warmup"] = vc::Value::number(ctx.warmup);
+  ctx.raw["device"] = dev;
+  ctx.raw["series"] = vc::Value::array();
+  ctx.raw["fits"] = vc::Value::object();
+  ctx.raw["notes"] = vc::Value::array();
+
+  vc::bench_pcie(ctx);       // needs to run before zero_copy (its H2D bandwidth is the reference)
+  vc::bench_zero_copy(ctx);
+  vc::bench_vram(ctx);
+  vc::bench_gemv(ctx);
+  vc::bench_launch(ctx);
+  vc::bench_power(ctx);
+
+  std::error_code ec;
+  std::filesystem::create_directories(opt.out, ec);
+  if (ec) {
+    std::fprintf(stderr, "vramsim-calibrate: cannot create %s: %s\n", opt.out.c_str(), ec.message().c_str());
+    return 1;
+  }
+  const std::filesystem::path yaml_path = std::filesystem::path(opt.out) / (name + ".yaml");
+  const std::filesystem::path raw_path = std::filesystem::path(opt.out) / (name + "-raw.json");
+  {
+    std::ofstream raw(raw_path);
+    vc::write_json(raw, ctx.raw);
+    if (!raw) {
+      std::fprintf(stderr, "vramsim-calibrate: cannot write %s\n", raw_path.c_str());
+      return 1;
+    }
+  }
+  {
+    std::ofstream y(yaml_path);
+    y << "# vramsim calibration of " << ctx.prop.name << ", measured by vramsim-calibrate.\n"
+      << "# Transfers: t = latency + bytes / bandwidth, least squares over a 4 KiB.."
+      << (opt.quick ? "256 MiB" : "1 GiB") << " sweep\n"
+      << "# (medians of " << ctx.trials << " trials per size). GB = 1e9 bytes. All samples: "
+      << raw_path.filename().string() << "\n";
+    vc::write_yaml(y, ctx.summary);
+    if (!y) {
+      std::fprintf(stderr, "vramsim-calibrate: cannot write %s\n", yaml_path.c_str());
+      return 1;
+    }
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  vc::write_yaml(std::cout, ctx.summary);
+  std::printf("\nvramsim-calibrate: wrote %s and %s\n", yaml_path.c_str(), raw_path.c_str());
+  return 0;
+}

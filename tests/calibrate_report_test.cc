@@ -1,0 +1,56 @@
+// The plain C++ half of vramsim-calibrate, tested without a GPU on samples shaped like the
+// program's: the transfer fit and the unit strings the project's own parser must read back.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "calibrate/report.h"
+#include "core/units.h"
+
+using namespace vramsim;
+
+TEST_CASE("calibrate: t = t0 + bytes / bandwidth is recovered from pinned-copy samples", "[calibrate]") {
+  std::vector<double> bytes, seconds;
+  for (double b = 4096; b <= 1024.0 * 1024 * 1024; b *= 2) {
+    bytes.push_back(b);
+    seconds.push_back(2e-6 + b / 13.9e9);
+  }
+  bytes.push_back(1382400);  // one expert of the case study
+  seconds.push_back(2e-6 + 1382400 / 13.9e9);
+  calibrate::TransferFit fit = calibrate::fit_transfer(bytes, seconds);
+  REQUIRE(fit.ok);
+  CHECK(fit.t0_s == Approx(2e-6).epsilon(1e-6));
+  CHECK(fit.bandwidth_Bps == Approx(13.9e9).epsilon(1e-6));
+  CHECK(fit.r2 == Approx(1.0));
+}
+
+TEST_CASE("calibrate: noisy samples still give t0 from the small sizes", "[calibrate]") {
+  std::vector<double> bytes, seconds;
+  int i = 0;
+  for (double b = 4096; b <= 256.0 * 1024 * 1024; b *= 2, ++i) {
+    bytes.push_back(b);
+    seconds.push_back((5e-6 + b / 25e9) * (1.0 + ((i % 3) - 1) * 0.02));  // +-2% noise
+  }
+  calibrate::TransferFit fit = calibrate::fit_transfer(bytes, seconds);
+  REQUIRE(fit.ok);
+  CHECK(fit.t0_s == Approx(5e-6).epsilon(0.1));
+  CHECK(fit.bandwidth_Bps == Approx(25e9).epsilon(0.05));
+}
+
+TEST_CASE("calibrate: the YAML's unit strings read back with the project's parser", "[calibrate]") {
+  CHECK(*units::parse(calibrate::format_bandwidth(13.9e9), units::Dimension::Bandwidth) == Approx(13.9e9).epsilon(1e-3));
+  CHECK(*units::parse(calibrate::format_time(2.1e-6), units::Dimension::Time) == Approx(2.1e-6).epsilon(1e-3));
+  CHECK(*units::parse(calibrate::format_time(3.4e-3), units::Dimension::Time) == Approx(3.4e-3).epsilon(1e-3));
+  CHECK(*units::parse(calibrate::format_power(575), units::Dimension::Power) == Approx(575));
+  CHECK(*units::parse(calibrate::format_bytes_mib(24564.0 * 1048576), units::Dimension::Bytes) ==
+        Approx(24564.0 * 1048576));
+}
+
+TEST_CASE("calibrate: trial statistics", "[calibrate]") {
+  calibrate::Stats s = calibrate::summarize({5, 1, 3, 2, 4});
+  CHECK(s.n == 5);
+  CHECK(s.min == 1);
+  CHECK(s.median == 3);
+  CHECK(s.max == 5);
+  CHECK(s.mean == 3);
+}
