@@ -110,8 +110,10 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   j.key("gpu").begin_object().field("util", p.util).field("useful_fraction", p.useful_fraction)
       .field("avg_power_w", p.avg_power_w).end_object();
   j.key("energy").begin_object().field("j_per_token", p.j_per_token).field("total_j", p.energy_j).end_object();
-  j.key("requests").begin_object().field("completed", r.completed).field("rejected", static_cast<std::int64_t>(0))
-      .end_object();
+  j.key("requests").begin_object().field("completed", r.completed).field("rejected", r.rejected());
+  j.key("rejected_by_reason").begin_object().field("prompt_exceeds_context", r.rejected_context)
+      .field("queue_full", r.rejected_queue).end_object();
+  j.end_object();
   j.field("generated_tokens", r.generated_tokens);
   j.field("makespan_s", r.makespan_s);
   j.field("throughput_tok_s", r.makespan_s > 0 ? static_cast<double>(r.generated_tokens) / r.makespan_s : 0.0);
@@ -138,8 +140,17 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "
     << sim::to_string(s.engine.policy) << "), pre-filled in " << fixed(r.prefill_fill_s, 2) << " s; pcie_frac "
     << fixed(r.pcie_frac, 2) << "\n\n"
-    << "  requests        " << r.completed << " completed, 0 rejected; " << r.generated_tokens << " tokens in "
-    << fixed(r.makespan_s, 1) << " s (" << fixed(static_cast<double>(r.generated_tokens) / r.makespan_s, 1) << " tok/s)\n"
+    << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
+    << (r.rejected() ? " (" + std::to_string(r.rejected_context) + " prompt over the context window, " +
+                           std::to_string(r.rejected_queue) + " queue full)"
+                     : std::string())
+    << "; " << r.generated_tokens << " tokens in " << fixed(r.makespan_s, 1) << " s ("
+    << fixed(r.makespan_s > 0 ? static_cast<double>(r.generated_tokens) / r.makespan_s : 0.0, 1) << " tok/s)\n";
+  if (r.completed == 0) {
+    o << "  no request completed: nothing else to summarise\n";
+    return o.str();
+  }
+  o
     << "  hit rate        p50 " << fixed(100 * pct(m.hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(m.hit, 0.05), 1)
     << "%, p95 " << fixed(100 * pct(m.hit, 0.95), 1) << "%)\n"
     << "  PCIe overflow   p50 " << fixed(100 * pct(m.overflow, 0.5), 2) << "%  (p95 " << fixed(100 * pct(m.overflow, 0.95), 2)
@@ -224,6 +235,13 @@ int run_command(const std::vector<std::string>& argv) {
   options.on_request = [&](const sim::RequestRecord& r) {
     if (requests_out) *requests_out << request_line(r);
     if (log_format) strata << sim::strata_request_lines(scenario, r);
+  };
+  options.on_reject = [&](const sim::RejectedRequest& r) {
+    if (!requests_out) return;
+    json::Writer j(false);
+    j.begin_object().field("id", static_cast<std::int64_t>(r.id)).field("client", r.client)
+        .field("prompt_tokens", r.prompt_tokens).field("arrival_s", r.arrival_s).field("rejected", r.reason).end_object();
+    *requests_out << j.str() << "\n";
   };
   options.on_progress = [&](int done, int total) {
     if (progress && (done % 10 == 0 || done == total))

@@ -75,12 +75,30 @@ class Simulation {
   }
 
  private:
-  // A closed-loop client: sends its next request when the previous one completes.
+  // A closed-loop client: sends its next request when the previous one completes or is
+  // turned away. The engine rejects, at arrival, a prompt longer than its context window and,
+  // with admission control, a request that finds `max_queue` requests already waiting.
   void client(int c) {
     s4u::Mailbox* reply = s4u::Mailbox::by_name("client" + std::to_string(c));
     for (int r = c; r < s_.workload.requests; r += s_.workload.clients) {
-      auto* job = new Job{static_cast<std::uint64_t>(r), c, s4u::Engine::get_clock(), reply};
-      queue_->put(job, 0);
+      const double now = s4u::Engine::get_clock();
+      const char* reason = nullptr;
+      if (s_.workload.prompt_tokens > s_.engine.context) {
+        reason = "prompt_exceeds_context";
+        ++out_.rejected_context;
+      } else if (s_.engine.max_queue && waiting_ >= *s_.engine.max_queue) {
+        reason = "queue_full";
+        ++out_.rejected_queue;
+      }
+      if (reason) {
+        if (options_.on_reject)
+          options_.on_reject(RejectedRequest{static_cast<std::uint64_t>(r), c, s_.workload.prompt_tokens, now, reason});
+        if (options_.on_progress)
+          options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
+        continue;
+      }
+      ++waiting_;
+      queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply}, 0);
       ++out_.simgrid_activities;
       reply->get_unique<Job>();  // the completed job comes back
       ++out_.simgrid_activities;
@@ -137,6 +155,7 @@ class Simulation {
   void slot_loop() {
     while (true) {
       std::unique_ptr<Job> job(queue_->get<Job>());
+      --waiting_;
       ++out_.simgrid_activities;
       serve(*job);
       job->reply->put(job.release(), 0);
@@ -203,7 +222,8 @@ class Simulation {
                                          static_cast<float>(rec.end_s - rec.arrival_s),
                                          static_cast<float>(rec.prefill_s > 0 ? static_cast<double>(rec.prompt_tokens) / rec.prefill_s : 0)});
     if (options_.on_request) options_.on_request(rec);
-    if (options_.on_progress) options_.on_progress(static_cast<int>(out_.completed), s_.workload.requests);
+    if (options_.on_progress)
+      options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
   }
 
   void account_gpu(const StepCosts& c) {
@@ -243,6 +263,7 @@ class Simulation {
   s4u::Host* gpu_ = nullptr;
   s4u::Mailbox* queue_ = nullptr;
   s4u::MutexPtr engine_loop_;
+  int waiting_ = 0;  // requests sent and not yet taken by a slot
 };
 
 }  // namespace

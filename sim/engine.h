@@ -48,9 +48,19 @@ struct TraceEvent {
   double duration_s = 0;
 };
 
+// A request the engine turned away at arrival.
+struct RejectedRequest {
+  std::uint64_t id = 0;
+  int client = 0;
+  std::int64_t prompt_tokens = 0;
+  double arrival_s = 0;
+  const char* reason = "";  // "prompt_exceeds_context" | "queue_full"
+};
+
 struct RunOptions {
   int trace_steps = 0;  // keep per-layer detail for this many first decode steps
   std::function<void(const RequestRecord&)> on_request;  // called as each request completes
+  std::function<void(const RejectedRequest&)> on_reject;  // called as a request is turned away
   std::function<void(int done, int total)> on_progress;  // for a progress indication
 };
 
@@ -71,6 +81,9 @@ struct RunResult {
   double prefill_fill_s = 0;            // pre-filling the cache at start
   std::vector<RequestSample> samples;   // one per completed request, in completion order
   std::int64_t completed = 0;
+  std::int64_t rejected_context = 0;    // prompt longer than the context window (HTTP 400)
+  std::int64_t rejected_queue = 0;      // admission control: the queue was at engine.max_queue
+  std::int64_t rejected() const { return rejected_context + rejected_queue; }
   StepCosts decode;                     // summed over all decode steps
   StepCosts prefill;
   double makespan_s = 0;

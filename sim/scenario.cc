@@ -123,6 +123,7 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   if (!formats.kv(kv)) e.fail_at("kv_type", "unknown KV-cache type \"" + kv + "\" (see `vramsim list formats`)");
   s.kv = *formats.kv(kv);
   s.parallel = static_cast<int>(e.optional_integer("parallel", 1, 1024).value_or(1));
+  if (auto cap = e.optional_integer("max_queue", 0, 1 << 30)) s.max_queue = static_cast<int>(*cap);
   s.scheduling = e.choice("slot_scheduling", {"serial", "overlapped"}) == "serial" ? SlotScheduling::Serial
                                                                                     : SlotScheduling::Overlapped;
   if (auto w = e.optional_map("weights")) {

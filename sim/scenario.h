@@ -73,6 +73,7 @@ struct EngineSetup {
   std::int64_t context = 0;
   workloads::KvType kv;
   int parallel = 1;
+  std::optional<int> max_queue;  // admission control: requests waiting beyond this are rejected
   workloads::WeightFormat expert_format;
   workloads::WeightFormat other_format;
   CachePolicy policy = CachePolicy::Profile;

@@ -131,3 +131,24 @@ TEST_CASE("parallel slots on the case study's card: serial slots do not raise th
   CHECK(throughput(two.out) < throughput(one.out));         // the report's finding
   CHECK(throughput(overlapped.out) > throughput(two.out));  // an engine that overlaps slots gains
 }
+
+TEST_CASE("a prompt over the 32K window is rejected; no admission control means all complete", "[run][serving]") {
+  auto long_prompt = run_vramsim("run " + scenario("shared") +
+                                 " --set workload.requests=2 --set workload.prompt_tokens=34941 --json --requests-out rej.jsonl");
+  REQUIRE(long_prompt.status == 0);
+  CHECK_THAT(long_prompt.out, Catch::Contains("\"completed\": 0"));
+  CHECK_THAT(long_prompt.out, Catch::Contains("\"prompt_exceeds_context\": 2"));
+  CHECK_THAT(read("rej.jsonl"), Catch::Contains("\"rejected\":\"prompt_exceeds_context\""));
+  auto overload = run_vramsim("run " + scenario("shared") + " --set workload.requests=32 --set workload.clients=32 --json");
+  REQUIRE(overload.status == 0);
+  CHECK_THAT(overload.out, Catch::Contains("\"completed\": 32"));
+  CHECK_THAT(overload.out, Catch::Contains("\"rejected\": 0"));
+}
+
+TEST_CASE("admission control turns away requests beyond engine.max_queue", "[run][serving]") {
+  auto capped = run_vramsim("run " + scenario("shared") +
+                            " --set workload.requests=32 --set workload.clients=32 --set engine.max_queue=4 --json");
+  REQUIRE(capped.status == 0);
+  CHECK_THAT(capped.out, Catch::Contains("\"completed\": 4"));
+  CHECK_THAT(capped.out, Catch::Contains("\"queue_full\": 28"));
+}
