@@ -152,3 +152,22 @@ TEST_CASE("admission control turns away requests beyond engine.max_queue", "[run
   CHECK_THAT(capped.out, Catch::Contains("\"completed\": 4"));
   CHECK_THAT(capped.out, Catch::Contains("\"queue_full\": 28"));
 }
+
+TEST_CASE("closed-loop concurrency: aggregate throughput flat, time to first token grows", "[run][serving]") {
+  auto field = [](const std::string& json, const std::string& object, const std::string& key) {
+    auto at = json.find("\"" + key + "\": ", object.empty() ? 0 : json.find("\"" + object + "\""));
+    return std::stod(json.substr(at + key.size() + 4));
+  };
+  double throughput_c2 = 0, ttft_c1 = 0;
+  for (int c : {1, 2, 4, 16}) {
+    auto r = run_vramsim("run " + scenario("exclusive") + " --set workload.requests=32 --set workload.clients=" +
+                         std::to_string(c) + " --json");
+    REQUIRE(r.status == 0);
+    const double throughput = field(r.out, "", "throughput_tok_s");
+    const double ttft = field(r.out, "ttft_s", "p50");
+    if (c == 1) ttft_c1 = ttft;
+    if (c == 2) throughput_c2 = throughput;
+    if (c > 2) CHECK(throughput == Approx(throughput_c2).epsilon(0.15));
+    if (c == 16) CHECK(ttft > 8 * ttft_c1);
+  }
+}
