@@ -45,7 +45,11 @@ class MapReader {
   const Node& node() const { return node_; }
   const std::string& path() const { return path_; }
   std::string key_path(std::string_view key) const;
-  bool has(std::string_view key) const { return node_.find(key) != nullptr; }
+  // Whether `key` is present with a value (`key:` with nothing, or `--set key=`, is unset).
+  bool has(std::string_view key) const {
+    const Node* n = node_.find(key);
+    return n && !n->is_null();
+  }
 
   // Required and optional scalars. Quantities use units::parse; numbers are plain.
   double quantity(std::string_view key, units::Dimension dim, Lower lower = Lower::Positive);

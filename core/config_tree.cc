@@ -181,7 +181,7 @@ Status apply_override(Node& root, std::string_view assignment) {
     std::string key(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     if (key.empty()) return Error{"error: --set: empty key in \"" + std::string(path) + "\""};
     if (dot == std::string_view::npos) {
-      Node replacement = value.is_null() ? Node::scalar("", cli) : value;
+      Node replacement = value;  // `--set key=` gives a null value: the key counts as unset
       Node* existing = cursor->find(key);
       if (existing && existing->is_map() && replacement.is_map())
         existing->merge_from(replacement);

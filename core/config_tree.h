@@ -78,7 +78,8 @@ Result<Node> parse_yaml(std::string_view text, const std::string& source);
 Result<Node> load_yaml_file(const std::string& path);
 
 // Applies one command-line override "a.b.c=value" to `root`, creating maps on the way.
-// The value is parsed as YAML (so `--set engine.parallel=4` and `--set x=[1,2]` both work).
+// The value is parsed as YAML (so `--set engine.parallel=4` and `--set x=[1,2]` both work);
+// an empty value (`--set key=`) unsets the key.
 Status apply_override(Node& root, std::string_view assignment);
 
 }  // namespace vramsim::config

@@ -25,6 +25,8 @@ constexpr std::array kTimeSuffixes{
     Suffix{"s", 1.0},   Suffix{"min", 60.0},
 };
 constexpr std::array kPowerSuffixes{Suffix{"mW", 1e-3}, Suffix{"W", 1.0}, Suffix{"kW", 1e3}};
+constexpr std::array kRateSuffixes{Suffix{"/s", 1.0}, Suffix{"/min", 1.0 / 60.0}, Suffix{"/h", 1.0 / 3600.0},
+                                   Suffix{"Hz", 1.0}};
 constexpr std::array kFlopSuffixes{
     Suffix{"FLOPS", 1.0},   Suffix{"GFLOPS", 1e9},    Suffix{"TFLOPS", 1e12}, Suffix{"PFLOPS", 1e15},
     Suffix{"FLOP/s", 1.0},  Suffix{"GFLOP/s", 1e9},   Suffix{"TFLOP/s", 1e12}, Suffix{"PFLOP/s", 1e15},
@@ -47,6 +49,7 @@ std::optional<double> unit_scale(std::string_view unit, Dimension dim) {
     case Dimension::Time: return scale_of(unit, kTimeSuffixes);
     case Dimension::Power: return scale_of(unit, kPowerSuffixes);
     case Dimension::FlopRate: return scale_of(unit, kFlopSuffixes);
+    case Dimension::Rate: return scale_of(unit, kRateSuffixes);
   }
   return std::nullopt;
 }
@@ -84,6 +87,7 @@ std::string_view name(Dimension dim) {
     case Dimension::Time: return "duration";
     case Dimension::Power: return "power";
     case Dimension::FlopRate: return "compute rate";
+    case Dimension::Rate: return "rate";
   }
   return "quantity";
 }
@@ -95,6 +99,7 @@ std::string expectation(Dimension dim) {
     case Dimension::Time: return "a duration like \"2us\"";
     case Dimension::Power: return "a power like \"575W\"";
     case Dimension::FlopRate: return "a compute rate like \"165.2TFLOPS\"";
+    case Dimension::Rate: return "a rate like \"2/s\" or \"90/min\"";
   }
   return "a quantity with a unit";
 }

@@ -11,7 +11,7 @@
 
 namespace vramsim::units {
 
-enum class Dimension { Bytes, Bandwidth, Time, Power, FlopRate };
+enum class Dimension { Bytes, Bandwidth, Time, Power, FlopRate, Rate };  // Rate: events per second
 
 inline constexpr double kKiB = 1024.0;
 inline constexpr double kMiB = 1024.0 * 1024.0;

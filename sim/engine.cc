@@ -3,6 +3,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <stdexcept>
@@ -66,6 +67,8 @@ class Simulation {
 
     queue_ = s4u::Mailbox::by_name("queue");
     engine_loop_ = s4u::Mutex::create();
+    if (s_.workload.open_loop)
+      s4u::Actor::create("arrivals", host_, [this] { arrivals(); });
     for (int c = 0; c < s_.workload.clients; ++c)
       s4u::Actor::create("client" + std::to_string(c), host_, [this, c] { client(c); });
     for (int slot = 0; slot < s_.engine.parallel; ++slot)
@@ -75,33 +78,50 @@ class Simulation {
   }
 
  private:
-  // A closed-loop client: sends its next request when the previous one completes or is
-  // turned away. The engine rejects, at arrival, a prompt longer than its context window and,
-  // with admission control, a request that finds `max_queue` requests already waiting.
+  // Sends request `r` and waits for its completion, unless the engine turns it away at
+  // arrival: a prompt longer than its context window, or (admission control) `max_queue`
+  // requests already waiting.
+  void submit(int r, int c, s4u::Mailbox* reply) {
+    const double now = s4u::Engine::get_clock();
+    const char* reason = nullptr;
+    if (s_.workload.prompt_tokens > s_.engine.context) {
+      reason = "prompt_exceeds_context";
+      ++out_.rejected_context;
+    } else if (s_.engine.max_queue && waiting_ >= *s_.engine.max_queue) {
+      reason = "queue_full";
+      ++out_.rejected_queue;
+    }
+    if (reason) {
+      if (options_.on_reject)
+        options_.on_reject(RejectedRequest{static_cast<std::uint64_t>(r), c, s_.workload.prompt_tokens, now, reason});
+      if (options_.on_progress)
+        options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
+      return;
+    }
+    ++waiting_;
+    queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply}, 0);
+    ++out_.simgrid_activities;
+    delete reply->get<Job>();  // the completed job comes back
+    ++out_.simgrid_activities;
+  }
+
+  // A closed-loop client: sends its next request when the previous one ends.
   void client(int c) {
     s4u::Mailbox* reply = s4u::Mailbox::by_name("client" + std::to_string(c));
-    for (int r = c; r < s_.workload.requests; r += s_.workload.clients) {
-      const double now = s4u::Engine::get_clock();
-      const char* reason = nullptr;
-      if (s_.workload.prompt_tokens > s_.engine.context) {
-        reason = "prompt_exceeds_context";
-        ++out_.rejected_context;
-      } else if (s_.engine.max_queue && waiting_ >= *s_.engine.max_queue) {
-        reason = "queue_full";
-        ++out_.rejected_queue;
-      }
-      if (reason) {
-        if (options_.on_reject)
-          options_.on_reject(RejectedRequest{static_cast<std::uint64_t>(r), c, s_.workload.prompt_tokens, now, reason});
-        if (options_.on_progress)
-          options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
-        continue;
-      }
-      ++waiting_;
-      queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply}, 0);
+    for (int r = c; r < s_.workload.requests; r += s_.workload.clients) submit(r, c, reply);
+  }
+
+  // Open loop: requests arrive as a Poisson process (exponential gaps, counter-based draws);
+  // each is submitted by its own actor so that arrivals never wait for completions.
+  void arrivals() {
+    const CounterRng rng = CounterRng(s_.seed).with(0x415252495645ULL);
+    for (int r = 0; r < s_.workload.requests; ++r) {
+      const double u = rng.uniform(static_cast<std::uint64_t>(r));
+      s4u::this_actor::sleep_for(-std::log1p(-u) / s_.workload.arrival_rate);
       ++out_.simgrid_activities;
-      reply->get_unique<Job>();  // the completed job comes back
-      ++out_.simgrid_activities;
+      s4u::Actor::create("request" + std::to_string(r), host_, [this, r] {
+        submit(r, -1, s4u::Mailbox::by_name("request" + std::to_string(r)));
+      });
     }
   }
 

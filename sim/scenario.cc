@@ -180,7 +180,19 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
 
 WorkloadSetup decode_workload(MapReader w) {
   WorkloadSetup s;
-  s.clients = static_cast<int>(w.integer("clients", 1, 1 << 20));
+  if (auto arrival = w.optional_map("arrival")) {
+    const std::string process = arrival->choice("process", {"closed", "poisson"});
+    s.open_loop = process == "poisson";
+    if (s.open_loop) s.arrival_rate = arrival->quantity("rate", Dimension::Rate);
+    arrival->finish();
+  }
+  if (s.open_loop) {
+    if (w.has("clients")) w.fail_at("clients", "an open-loop (poisson) workload has no clients: requests arrive at `arrival.rate`");
+    w.ignore("clients");  // unset (`clients:` or `--set workload.clients=`)
+    s.clients = 0;
+  } else {
+    s.clients = static_cast<int>(w.integer("clients", 1, 1 << 20));
+  }
   s.requests = static_cast<int>(w.integer("requests", 1, 100000000));
   s.prompt_tokens = w.integer("prompt_tokens", 1, std::int64_t{1} << 32);
   s.gen_tokens = w.integer("gen_tokens", 1, std::int64_t{1} << 32);

@@ -88,6 +88,10 @@ struct EngineSetup {
 };
 
 struct WorkloadSetup {
+  // Closed loop: `clients` each send a request when their previous one ends. Open loop
+  // (Poisson): requests arrive at `arrival_rate` per second whatever the engine does.
+  bool open_loop = false;
+  double arrival_rate = 0;  // requests per second (open loop)
   int clients = 1;
   int requests = 1;
   std::int64_t prompt_tokens = 0;

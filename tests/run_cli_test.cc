@@ -171,3 +171,29 @@ TEST_CASE("closed-loop concurrency: aggregate throughput flat, time to first tok
     if (c == 16) CHECK(ttft > 8 * ttft_c1);
   }
 }
+
+TEST_CASE("open-loop Poisson arrivals: light load waits for nobody, overload queues", "[run][serving]") {
+  const std::string open = " --set workload.requests=40 --set workload.clients= --set workload.arrival.process=poisson";
+  auto light = run_vramsim("run " + scenario("exclusive") + open + " --set workload.arrival.rate=6/min --json --requests-out poisson.jsonl");
+  auto heavy = run_vramsim("run " + scenario("exclusive") + open + " --set workload.arrival.rate=2/s --json");
+  REQUIRE(light.status == 0);
+  REQUIRE(heavy.status == 0);
+  auto ttft_p50 = [](const std::string& json) {
+    auto at = json.find("\"p50\": ", json.find("\"ttft_s\""));
+    return std::stod(json.substr(at + 7));
+  };
+  CHECK(ttft_p50(light.out) < 0.1);   // arrivals 10 s apart, a request takes ~0.8 s: no queue
+  CHECK(ttft_p50(heavy.out) > 1.0);   // 2 per second against ~1.2 per second served
+  // 40 exponential gaps of mean 10 s: the last arrival near 400 s (within 4 standard deviations).
+  const std::string lines = read("poisson.jsonl");
+  const auto last = lines.rfind("\"arrival_s\":");
+  const double last_arrival = std::stod(lines.substr(last + 12));
+  CHECK(last_arrival > 400 - 4 * 63);
+  CHECK(last_arrival < 400 + 4 * 63);
+}
+
+TEST_CASE("an open-loop workload with clients is refused", "[run][errors]") {
+  auto r = run_vramsim("run " + scenario("shared") + " --set workload.arrival.process=poisson --set workload.arrival.rate=1/s");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("workload.clients: an open-loop (poisson) workload has no clients"));
+}

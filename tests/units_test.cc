@@ -33,3 +33,11 @@ TEST_CASE("values without a unit, with the wrong unit or negative are rejected",
   CHECK_FALSE(parse("nanGB", Dimension::Bytes));
   CHECK_FALSE(parse("12 parsecs", Dimension::Time));
 }
+
+TEST_CASE("rates: per second, per minute, per hour, hertz", "[units]") {
+  CHECK(*parse("2/s", Dimension::Rate) == 2.0);
+  CHECK(*parse("90/min", Dimension::Rate) == Approx(1.5));
+  CHECK(*parse("3600/h", Dimension::Rate) == Approx(1.0));
+  CHECK(*parse("5Hz", Dimension::Rate) == 5.0);
+  CHECK_FALSE(parse("2", Dimension::Rate));
+}
