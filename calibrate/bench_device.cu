@@ -39,17 +39,12 @@ void launch_read(const Context& ctx, const void* p, std::size_t bytes, unsigned 
 void bench_vram(Context& ctx) {
   std::printf("== vram: device memory read bandwidth\n");
   std::fflush(stdout);
-  std::size_t free_b = 0, total_b = 0;
-  CHECK(cudaMemGetInfo(&free_b, &total_b));
-  std::size_t bytes = std::max<std::size_t>(std::size_t{1} << 30, 8 * static_cast<std::size_t>(ctx.prop.l2CacheSize));
-  if (ctx.quick) bytes = std::max<std::size_t>(std::size_t{256} << 20, 4 * static_cast<std::size_t>(ctx.prop.l2CacheSize));
-  bytes = std::min(bytes, free_b / 2);
-  bytes &= ~static_cast<std::size_t>(4095);
-  void* buf = nullptr;
-  unsigned int* sink = nullptr;
-  CHECK(cudaMalloc(&buf, bytes));
-  CHECK(cudaMalloc(&sink, sizeof(unsigned int)));
-  CHECK(cudaMemset(buf, 1, bytes));
+  const std::size_t l2 = static_cast<std::size_t>(ctx.prop.l2CacheSize);
+  const ReadBuffer buffer(ctx.quick ? std::max<std::size_t>(std::size_t{256} << 20, 4 * l2)
+                                    : std::max<std::size_t>(std::size_t{1} << 30, 8 * l2));
+  void* buf = buffer.data;
+  unsigned int* sink = buffer.sink;
+  const std::size_t bytes = buffer.bytes;
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   const auto samples = time_events(s, ctx.warmup, ctx.trials, [&](int) { launch_read(ctx, buf, bytes, sink, s); });
@@ -79,8 +74,6 @@ void bench_vram(Context& ctx) {
   ctx.raw["fits"]["vram.theoretical"] = std::move(info);
 
   CHECK(cudaStreamDestroy(s));
-  CHECK(cudaFree(buf));
-  CHECK(cudaFree(sink));
 }
 
 // (6) y[M x n] = W^T x with fp16 weights W stored K x M (row-major weights as an engine

@@ -74,16 +74,10 @@ void bench_power(Context& ctx) {
 
   // Load: repeated streaming reads of a buffer well beyond L2, synchronised every few
   // launches so that the host does not queue far ahead of the window's end.
-  std::size_t free_b = 0, total_b = 0;
-  CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const std::size_t bytes = std::min<std::size_t>(std::max<std::size_t>(std::size_t{512} << 20,
-                                                                        8 * static_cast<std::size_t>(ctx.prop.l2CacheSize)),
-                                                  free_b / 2) & ~static_cast<std::size_t>(4095);
-  void* buf = nullptr;
-  unsigned int* sink = nullptr;
-  CHECK(cudaMalloc(&buf, bytes));
-  CHECK(cudaMalloc(&sink, sizeof(unsigned int)));
-  CHECK(cudaMemset(buf, 1, bytes));
+  const ReadBuffer buffer(std::max<std::size_t>(std::size_t{512} << 20, 8 * static_cast<std::size_t>(ctx.prop.l2CacheSize)));
+  void* buf = buffer.data;
+  unsigned int* sink = buffer.sink;
+  const std::size_t bytes = buffer.bytes;
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
@@ -121,8 +115,6 @@ void bench_power(Context& ctx) {
   }
 
   CHECK(cudaStreamDestroy(s));
-  CHECK(cudaFree(buf));
-  CHECK(cudaFree(sink));
   (void)nvmlShutdown();
 }
 

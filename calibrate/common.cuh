@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -132,6 +133,28 @@ __global__ void read_kernel(const uint4* __restrict__ p, std::size_t n, unsigned
 // Launches read_kernel over `bytes` bytes at `p` (16-byte aligned) on `stream`.
 void launch_read(const Context& ctx, const void* p, std::size_t bytes, unsigned int* sink,
                  cudaStream_t stream);
+
+// A VRAM buffer for read_kernel and its one-word sink: `wanted` bytes, at most half the free
+// memory, rounded down to 4 KiB, filled; freed when it goes out of scope.
+struct ReadBuffer {
+  explicit ReadBuffer(std::size_t wanted) {
+    std::size_t free_b = 0, total_b = 0;
+    CHECK(cudaMemGetInfo(&free_b, &total_b));
+    bytes = std::min(wanted, free_b / 2) & ~static_cast<std::size_t>(4095);
+    CHECK(cudaMalloc(&data, bytes));
+    CHECK(cudaMalloc(&sink, sizeof(unsigned int)));
+    CHECK(cudaMemset(data, 1, bytes));
+  }
+  ~ReadBuffer() {
+    CHECK(cudaFree(data));
+    CHECK(cudaFree(sink));
+  }
+  ReadBuffer(const ReadBuffer&) = delete;
+  ReadBuffer& operator=(const ReadBuffer&) = delete;
+  void* data = nullptr;
+  unsigned int* sink = nullptr;
+  std::size_t bytes = 0;
+};
 
 // ---- the benchmarks (each fills ctx.raw and its section of ctx.summary) ----------------
 

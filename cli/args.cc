@@ -1,6 +1,7 @@
 #include "cli/args.h"
 
 #include <charconv>
+#include <iostream>
 
 namespace vramsim::cli {
 
@@ -62,6 +63,12 @@ long long Args::integer(const std::string& name, long long fallback, long long m
   if (out < min || out > max)
     throw UsageError(name + ": must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + *v);
   return out;
+}
+
+bool Args::answered_help(const char* text) const {
+  if (!flag("--help")) return false;
+  std::cout << text;
+  return true;
 }
 
 const std::vector<std::string>& Args::all(const std::string& name) const {

@@ -35,6 +35,9 @@ class Args {
   const std::vector<std::string>& all(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
+  // Prints `text` to stdout when --help was given; the command then returns 0.
+  bool answered_help(const char* text) const;
+
  private:
   std::map<std::string, std::string> values_;
   std::map<std::string, std::vector<std::string>> repeated_;

@@ -224,10 +224,7 @@ int fit_command(const std::vector<std::string>& argv) {
   spec.flags = {"--json", "--help"};
   spec.repeated = {"--set"};
   Args args(argv, spec);
-  if (args.flag("--help")) {
-    std::cout << kHelp;
-    return 0;
-  }
+  if (args.answered_help(kHelp)) return 0;
   if (!args.positional().empty()) throw UsageError("fit takes no positional arguments, got \"" + args.positional()[0] + "\"");
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);

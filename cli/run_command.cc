@@ -206,10 +206,7 @@ int run_command(const std::vector<std::string>& argv) {
   spec.flags = {"--json", "--help"};
   spec.repeated = {"--set"};
   Args args(argv, spec);
-  if (args.flag("--help")) {
-    std::cout << kHelp;
-    return 0;
-  }
+  if (args.answered_help(kHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("run takes one scenario file (see --help)");
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);

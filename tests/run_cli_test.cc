@@ -89,11 +89,7 @@ TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run
   REQUIRE(base.status == 0);
   REQUIRE(gen5.status == 0);
   REQUIRE(big.status == 0);
-  auto p50 = [](const std::string& json) {
-    auto at = json.find("\"decode_tok_s\"");
-    at = json.find("\"p50\": ", at);
-    return std::stod(json.substr(at + 7));
-  };
+  auto p50 = [](const std::string& json) { return vramsim::test::json_number(json, "p50", "decode_tok_s"); };
   CHECK(p50(gen5.out) > p50(base.out));
   CHECK(p50(big.out) > 1.3 * p50(base.out));  // 16 GB more for the cache
 }
@@ -107,18 +103,12 @@ TEST_CASE("parallel slots: overlapped steps with one client keep the single-slot
                          " --set engine.parallel=2 --set engine.slot_scheduling=overlapped");
   REQUIRE(one.status == 0);
   REQUIRE(two.status == 0);
-  auto p50 = [](const std::string& json) {
-    auto at = json.find("\"p50\": ", json.find("\"decode_tok_s\""));
-    return std::stod(json.substr(at + 7));
-  };
+  auto p50 = [](const std::string& json) { return vramsim::test::json_number(json, "p50", "decode_tok_s"); };
   CHECK(p50(two.out) == Approx(p50(one.out)).epsilon(0.002));
 }
 
 TEST_CASE("parallel slots on the case study's card: serial slots do not raise throughput", "[run][parallel]") {
-  auto throughput = [](const std::string& json) {
-    auto at = json.find("\"throughput_tok_s\": ");
-    return std::stod(json.substr(at + 20));
-  };
+  auto throughput = [](const std::string& json) { return vramsim::test::json_number(json, "throughput_tok_s"); };
   auto one = run_vramsim("run " + scenario("shared") + " --set workload.requests=20 --set workload.clients=2 --json");
   auto two = run_vramsim("run " + scenario("shared") +
                          " --set workload.requests=20 --set workload.clients=2 --set engine.parallel=2 --json");
@@ -154,17 +144,13 @@ TEST_CASE("admission control turns away requests beyond engine.max_queue", "[run
 }
 
 TEST_CASE("closed-loop concurrency: aggregate throughput flat, time to first token grows", "[run][serving]") {
-  auto field = [](const std::string& json, const std::string& object, const std::string& key) {
-    auto at = json.find("\"" + key + "\": ", object.empty() ? 0 : json.find("\"" + object + "\""));
-    return std::stod(json.substr(at + key.size() + 4));
-  };
   double throughput_c2 = 0, ttft_c1 = 0;
   for (int c : {1, 2, 4, 16}) {
     auto r = run_vramsim("run " + scenario("exclusive") + " --set workload.requests=32 --set workload.clients=" +
                          std::to_string(c) + " --json");
     REQUIRE(r.status == 0);
-    const double throughput = field(r.out, "", "throughput_tok_s");
-    const double ttft = field(r.out, "ttft_s", "p50");
+    const double throughput = vramsim::test::json_number(r.out, "throughput_tok_s");
+    const double ttft = vramsim::test::json_number(r.out, "p50", "ttft_s");
     if (c == 1) ttft_c1 = ttft;
     if (c == 2) throughput_c2 = throughput;
     if (c > 2) CHECK(throughput == Approx(throughput_c2).epsilon(0.15));
@@ -178,10 +164,7 @@ TEST_CASE("open-loop Poisson arrivals: light load waits for nobody, overload que
   auto heavy = run_vramsim("run " + scenario("exclusive") + open + " --set workload.arrival.rate=2/s --json");
   REQUIRE(light.status == 0);
   REQUIRE(heavy.status == 0);
-  auto ttft_p50 = [](const std::string& json) {
-    auto at = json.find("\"p50\": ", json.find("\"ttft_s\""));
-    return std::stod(json.substr(at + 7));
-  };
+  auto ttft_p50 = [](const std::string& json) { return vramsim::test::json_number(json, "p50", "ttft_s"); };
   CHECK(ttft_p50(light.out) < 0.1);   // arrivals 10 s apart, a request takes ~0.8 s: no queue
   CHECK(ttft_p50(heavy.out) > 1.0);   // 2 per second against ~1.2 per second served
   // 40 exponential gaps of mean 10 s: the last arrival near 400 s (within 4 standard deviations).

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace vramsim::test {
 
@@ -26,6 +27,14 @@ Run run_vramsim(const std::string& args) {
   run.err = text.str();
   std::remove(err_file.c_str());
   return run;
+}
+
+double json_number(const std::string& json, const std::string& key, const std::string& within) {
+  const std::size_t from = within.empty() ? 0 : json.find("\"" + within + "\"");
+  const std::string pattern = "\"" + key + "\": ";
+  const std::size_t at = from == std::string::npos ? std::string::npos : json.find(pattern, from);
+  if (at == std::string::npos) throw std::runtime_error("no " + pattern + " in the JSON output");
+  return std::stod(json.substr(at + pattern.size()));
 }
 
 }  // namespace vramsim::test

@@ -20,4 +20,8 @@ struct Run {
 // Runs `vramsim ARGS` (ARGS is shell-quoted by the caller) and captures both streams.
 Run run_vramsim(const std::string& args);
 
+// The number at `"key": ` in pretty-printed JSON, the first after `"within"` when given
+// (e.g. json_number(out, "p50", "decode_tok_s")).
+double json_number(const std::string& json, const std::string& key, const std::string& within = "");
+
 }  // namespace vramsim::test
