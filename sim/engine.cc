@@ -61,8 +61,11 @@ class Simulation {
     for (std::size_t c = 0; c < out.cards.size(); ++c) models_.emplace_back(s, out.cards[c], static_cast<int>(c));
     // Each card's expert cache holds its own layers' experts, hottest first.
     if (s.model.moe)
-      for (const auto& plan : out.cards) {
-        const LayerPopularity mine(out.popularity.begin() + plan.first_layer, out.popularity.begin() + plan.end_layer);
+      for (std::size_t c = 0; c < out.cards.size(); ++c) {
+        const auto& plan = out.cards[c];
+        LayerPopularity mine(out.popularity.begin() + plan.first_layer, out.popularity.begin() + plan.end_layer);
+        if (s.engine.split == Split::Expert)  // this card's ranks: c, c + N, ...
+          for (auto& layer : mine) layer = layer.strided(static_cast<int>(c), static_cast<int>(out.cards.size()));
         caches_.push_back(std::make_unique<ExpertCache>(s.engine.policy, plan.slots, s.engine.dynamic_share, mine));
       }
     for (std::size_t c = 0; c < out.cards.size(); ++c)
@@ -221,11 +224,14 @@ class Simulation {
     rec.gen_tokens = s_.workload.gen_tokens;
     rec.arrival_s = job.arrival;
     rec.start_s = s4u::Engine::get_clock();
-    RequestRunner runner(s_, stages_, out_.popularity, job.id, rec.prompt_tokens, rec.gen_tokens, tensor());
+    RequestRunner runner(s_, stages_, out_.popularity, job.id, rec.prompt_tokens, rec.gen_tokens, s_.engine.split);
 
     std::vector<StepCosts> pre_cards;
+    if (expert_split()) runner.set_exchange(exchange_times(rec.prompt_tokens));
     StepCosts pre = runner.prefill(&pre_cards);
-    if (multi_card())
+    if (expert_split())
+      run_expert_step(pre, pre_cards, {}, rec.prompt_tokens, false);
+    else if (multi_card())
       run_split_step(pre_cards, rec.prompt_tokens, false);
     else
       run_whole_step(pre.total());
@@ -236,12 +242,15 @@ class Simulation {
 
     const bool contended = !multi_card() && s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
+    if (expert_split()) runner.set_exchange(exchange_times(tokens));
     while (!runner.done()) {
       const bool keep = contended || out_.decode_steps < options_.trace_steps;
       const std::int64_t context = rec.prompt_tokens + runner.generated();
       StepResult step = runner.step(keep);
       const double t0 = s4u::Engine::get_clock();
-      if (multi_card())
+      if (expert_split())
+        run_expert_step(step.costs, step.stage_costs, step.exchanges, tokens, out_.decode_steps < options_.trace_steps);
+      else if (multi_card())
         run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
       else if (contended)
         run_step_contended(step, tokens, context);
@@ -297,6 +306,60 @@ class Simulation {
   }
 
   bool multi_card() const { return s_.cards.size() > 1; }
+  bool expert_split() const { return s_.engine.split == Split::Expert; }
+
+  // Holds every card (in order) while a slot's step uses them all, when slots compete.
+  void hold_all_cards(bool hold) {
+    if (s_.engine.parallel <= 1) return;
+    if (hold)
+      for (auto& lock : card_lock_) lock->lock();
+    else
+      for (auto it = card_lock_.rbegin(); it != card_lock_.rend(); ++it) (*it)->unlock();
+  }
+
+  // Expert split: per card c >= 1, seconds to send `tokens` positions' hidden states from the
+  // first card to card c and back, with the synchronisation on each side. The first exchange
+  // of each size runs as SimGrid communications (its time is credited to the step that follows);
+  // the fabric is otherwise idle while the cards are held, so later ones reuse its duration.
+  std::vector<double> exchange_times(std::int64_t tokens) {
+    auto known = exchange_s_.find(tokens);
+    if (known != exchange_s_.end()) return known->second;
+    const double bytes = static_cast<double>(tokens) * model().activation_bytes();
+    std::vector<double> times(s_.cards.size(), 0.0);
+    hold_all_cards(true);
+    for (std::size_t c = 1; c < s_.cards.size(); ++c) {
+      const double t0 = s4u::Engine::get_clock();
+      fabric_->card_to_card(0, static_cast<int>(c), bytes);
+      fabric_->card_to_card(static_cast<int>(c), 0, bytes);
+      times[c] = s4u::Engine::get_clock() - t0 + 2 * s_.engine.physics.handoff_sync;
+      credit_s_ += s4u::Engine::get_clock() - t0;
+    }
+    hold_all_cards(false);
+    return exchange_s_.emplace(tokens, times).first->second;
+  }
+
+  // Expert split: the step (or prefill) holds every card for its critical path (attention on
+  // the first card, then the slowest card's experts and exchange per layer).
+  void run_expert_step(const StepCosts& total, const std::vector<StepCosts>& cards, const std::vector<int>& exchanges,
+                       std::int64_t tokens, bool trace) {
+    hold_all_cards(true);
+    const double t0 = s4u::Engine::get_clock();
+    const double credit = std::min(credit_s_, total.total());
+    credit_s_ -= credit;
+    s4u::this_actor::sleep_for(total.total() - credit);
+    ++out_.simgrid_activities;
+    hold_all_cards(false);
+    const double bytes = static_cast<double>(tokens) * model().activation_bytes();
+    for (std::size_t c = 0; c < cards.size(); ++c) {
+      use_card(static_cast<int>(c), cards[c]);
+      if (c < exchanges.size() && exchanges[c] > 0) {
+        fabric_->count_card_to_card(0, static_cast<int>(c), exchanges[c] * bytes);
+        fabric_->count_card_to_card(static_cast<int>(c), 0, exchanges[c] * bytes);
+        out_.handoff_s += exchanges[c] * exchange_s_.at(tokens)[c];
+      }
+      if (trace) out_.trace.push_back({"attention + experts", "GPU " + std::to_string(c), t0, cards[c].total()});
+    }
+  }
   bool tensor() const { return s_.engine.split == Split::Tensor; }
   const StepModel& model() const { return models_.front(); }
 
@@ -405,6 +468,8 @@ class Simulation {
   std::unique_ptr<Fabric> fabric_;
   std::vector<s4u::MutexPtr> card_lock_;
   std::map<double, double> all_reduce_s_;             // tensor: all-reduce duration by bytes
+  std::map<std::int64_t, std::vector<double>> exchange_s_;  // expert split: per tokens, per card
+  double credit_s_ = 0;                               // exchange time already simulated
   std::vector<double> link_bytes_;                    // per card host link: expert-path bytes
   s4u::Host* host_ = nullptr;
   s4u::Host* gpu_ = nullptr;

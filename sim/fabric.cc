@@ -20,8 +20,12 @@ void Fabric::count(const Move& m, double bytes) {
   if (switch_ && (a < 0 || b < 0)) switch_bytes_ += bytes;  // host traffic crosses the uplink; peer traffic does not
 }
 
-void Fabric::move_all(const std::vector<Move>& moves, double bytes) {
+void Fabric::move_all(const std::vector<Move>& moves, double bytes, bool simulate) {
   if (moves.empty()) return;
+  if (!simulate) {
+    for (const Move& m : moves) count(m, bytes);
+    return;
+  }
   std::vector<s4u::CommPtr> comms;
   comms.reserve(moves.size());
   for (const Move& m : moves) {
@@ -46,6 +50,10 @@ std::vector<Fabric::Move> Fabric::card_hops(int from, int to, int hop) const {
 
 void Fabric::card_to_card(int from, int to, double bytes) {
   for (int hop = 0; hop < 2; ++hop) move_all(card_hops(from, to, hop), bytes);
+}
+
+void Fabric::count_card_to_card(int from, int to, double bytes) {
+  for (int hop = 0; hop < 2; ++hop) move_all(card_hops(from, to, hop), bytes, false);
 }
 
 void Fabric::all_reduce(double bytes) {

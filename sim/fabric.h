@@ -29,6 +29,9 @@ class Fabric {
   void host_to_card(int card, double bytes);
   void card_to_host(int card, double bytes);
   void card_to_card(int from, int to, double bytes);
+  // Counts a copy's bytes on its links without simulating it (a copy whose duration the
+  // caller already knows, on an otherwise idle fabric).
+  void count_card_to_card(int from, int to, double bytes);
   // Every card ends with the sum of all cards' `bytes`-sized buffers (ring algorithm).
   void all_reduce(double bytes);
 
@@ -45,7 +48,7 @@ class Fabric {
     simgrid::s4u::Host* from;
     simgrid::s4u::Host* to;
   };
-  void move_all(const std::vector<Move>& moves, double bytes);
+  void move_all(const std::vector<Move>& moves, double bytes, bool simulate = true);
   std::vector<Move> card_hops(int from, int to, int hop) const;
 
   void count(const Move& m, double bytes);

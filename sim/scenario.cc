@@ -26,6 +26,7 @@ std::string_view to_string(Split s) {
     case Split::Single: return "single";
     case Split::Pipeline: return "pipeline";
     case Split::Tensor: return "tensor";
+    case Split::Expert: return "expert";
   }
   return "?";
 }
@@ -71,7 +72,7 @@ LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue,
   l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d"}), path), path);
   l.h2d_bandwidth = l.spec.typical_bandwidth;
   if (ref.is_map()) {
-    if (const Node* m = ref.find("measured_h2d")) {
+    if (const Node* m = ref.find("measured_h2d"); m && !m->is_null()) {  // `measured_h2d:` unsets it
       Node own = Node::map(ref.origin());
       own.set("measured_h2d", *m);
       MapReader r(own, path);
@@ -194,11 +195,16 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   s.scheduling = e.choice("slot_scheduling", {"serial", "overlapped"}) == "serial" ? SlotScheduling::Serial
                                                                                     : SlotScheduling::Overlapped;
   const std::string split = e.optional_string("split").value_or(cards > 1 ? "pipeline" : "single");
-  if (split != "single" && split != "pipeline" && split != "tensor")
-    e.fail_at("split", "expected one of single, pipeline, tensor, got \"" + split + "\"");
-  s.split = split == "pipeline" ? Split::Pipeline : split == "tensor" ? Split::Tensor : Split::Single;
+  if (split != "single" && split != "pipeline" && split != "tensor" && split != "expert")
+    e.fail_at("split", "expected one of single, pipeline, tensor, expert, got \"" + split + "\"");
+  s.split = split == "pipeline" ? Split::Pipeline
+            : split == "tensor" ? Split::Tensor
+            : split == "expert" ? Split::Expert
+                                : Split::Single;
+  if (s.split == Split::Expert && !model.moe)
+    e.fail_at("split", model.name + " is a dense model: an expert split needs routed experts (use pipeline or tensor)");
   if (cards > 1 && s.split == Split::Single)
-    e.fail_at("split", std::to_string(cards) + " cards need a split: pipeline or tensor");
+    e.fail_at("split", std::to_string(cards) + " cards need a split: pipeline, tensor or expert");
   if (cards == 1) s.split = Split::Single;  // a split over one card is that card
   if (s.split == Split::Tensor) {
     const auto& a = model.attention;

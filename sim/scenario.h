@@ -55,6 +55,7 @@ enum class Split {
   Single,    // one card
   Pipeline,  // contiguous layer ranges per card; activations handed to the next card
   Tensor,    // every layer's weights and KV heads split over the cards; all-reduce per layer
+  Expert,    // MoE: attention and the rest on the first card, routed experts dealt over all cards
 };
 std::string_view to_string(Split s);
 

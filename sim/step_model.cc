@@ -19,6 +19,18 @@ StepCosts& StepCosts::operator+=(const StepCosts& o) {
   return *this;
 }
 
+StepCosts& StepCosts::operator-=(const StepCosts& o) {
+  compute -= o.compute;
+  transfer -= o.transfer;
+  stall -= o.stall;
+  cpu_experts -= o.cpu_experts;
+  launch_sync -= o.launch_sync;
+  host_idle -= o.host_idle;
+  vram_bytes -= o.vram_bytes;
+  pcie_bytes -= o.pcie_bytes;
+  return *this;
+}
+
 StepModel::StepModel(const Scenario& s, const VramPlan& plan, int card)
     : s_(s), card_(s.cards.at(static_cast<std::size_t>(card))), layers_(plan.layers()), shard_(plan.shard) {
   const auto& m = s.model;

@@ -38,6 +38,7 @@ struct StepCosts {
   double pcie_bytes = 0;   // bytes over the host link (zero-copy reads, copies, activations)
   double total() const { return compute + transfer + stall + cpu_experts + launch_sync; }
   StepCosts& operator+=(const StepCosts& o);
+  StepCosts& operator-=(const StepCosts& o);
 };
 
 // One layer's expert situation in a step (distinct experts).

@@ -51,6 +51,7 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
   const auto& m = s.model;
   const int n = static_cast<int>(s.cards.size());
   const bool tensor = s.engine.split == Split::Tensor;
+  const bool expert = s.engine.split == Split::Expert;
   const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
   const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.layers) : 0.0;
   const double non_expert_all = (m.params_total - expert_params_all) * bpe_other;
@@ -68,7 +69,7 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
       throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
                                   " (the memory-budget model; see `vramsim fit`)");
   }
-  const std::vector<int> layers = tensor || n == 1 ? std::vector<int>(static_cast<std::size_t>(n), m.layers)
+  const std::vector<int> layers = tensor || expert || n == 1 ? std::vector<int>(static_cast<std::size_t>(n), m.layers)
                                   : m.moe          ? moe_layers(s)
                                                    : std::vector<int>{};
   std::vector<VramPlan> plans;
@@ -77,7 +78,7 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     const CardSetup& card = s.cards[static_cast<std::size_t>(c)];
     VramPlan p;
     p.shard = tensor ? 1.0 / n : 1.0;
-    if (tensor || n == 1) {
+    if (tensor || expert || n == 1) {
       p.first_layer = 0;
       p.end_layer = m.layers;
     } else if (m.moe) {
@@ -88,11 +89,13 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
       p.end_layer = dense[static_cast<std::size_t>(c)].end_layer;
     }
     first = p.end_layer;
-    const bool holds_embedding = p.first_layer == 0, holds_head = p.end_layer == m.layers;
-    p.layer_bytes = per_layer * p.shard;
+    // An expert split keeps everything but the routed experts on the first card.
+    const bool holds_rest = !expert || c == 0;
+    const bool holds_embedding = holds_rest && p.first_layer == 0, holds_head = holds_rest && p.end_layer == m.layers;
+    p.layer_bytes = holds_rest ? per_layer * p.shard : 0.0;
     p.head_bytes = holds_head ? head * p.shard : 0.0;
-    p.non_expert_weights = p.shard * (per_layer * p.layers() + (holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
-    p.kv_cache = kv_all * p.shard * p.layers() / m.layers;
+    p.non_expert_weights = p.layer_bytes * p.layers() + p.shard * ((holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
+    p.kv_cache = holds_rest ? kv_all * p.shard * p.layers() / m.layers : 0.0;
     p.card_total = card_total(card);
     p.others = card.gpu.vram_used_by_others;
     p.runtime = s.engine.physics.runtime_vram;
@@ -102,7 +105,9 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     p.draft_head = s.engine.speculative && holds_head ? s.engine.draft_head_bytes : 0.0;
     if (m.moe) {
       p.reserve = s.engine.cache_reserve;
-      p.total_experts = static_cast<std::int64_t>(p.layers()) * m.moe->experts;
+      // An expert split deals each layer's experts by popularity rank: rank r to card r mod N.
+      const int mine = expert ? (m.moe->experts - c + n - 1) / n : m.moe->experts;
+      p.total_experts = static_cast<std::int64_t>(p.layers()) * mine;
       p.expert_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
       const double align = s.engine.physics.slot_alignment;
       p.slot_bytes = std::ceil(p.expert_bytes / align) * align;

@@ -10,7 +10,9 @@
 //
 // Several cards (engine.split): a pipeline gives each card a contiguous range of layers, in
 // proportion to its free memory (or engine.layer_split), the embedding table to the first and
-// the LM head to the last; a tensor split gives every card 1/N of every layer. A dense model
+// the LM head to the last; a tensor split gives every card 1/N of every layer; an expert split
+// keeps everything but the routed experts on the first card and deals each layer's experts by
+// popularity rank (rank r to card r mod N), each card caching its own share. A dense model
 // has no expert cache: it must fit, judged by the memory-budget model exactly as
 // `vramsim fit --gpus N` judges it (workloads/layer_split.h). Units: bytes.
 #pragma once

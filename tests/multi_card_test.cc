@@ -137,3 +137,25 @@ TEST_CASE("the trace shows each card's timeline with the pipeline's idle gaps", 
   CHECK_THAT(text.str(), Catch::Contains("\"GPU 1\""));
   CHECK_THAT(text.str(), Catch::Contains("hand-off"));
 }
+
+TEST_CASE("an expert split deals the experts over the cards and exchanges hidden states", "[multi][expert]") {
+  const std::string split = " --set engine.split=expert --set workload.requests=20 --set hardware.gpu.vram_used_by_others=24000MiB";
+  const std::string staged = run_json(kMixed, split);
+  // The second card holds experts only: no attention weights, no KV, half of every layer's experts.
+  const std::size_t first = staged.find("\"gpu\"", staged.find("\"cards\""));
+  const std::size_t second = staged.find("\"gpu\"", first + 1);
+  REQUIRE(second != std::string::npos);
+  CHECK(json_number(staged.substr(second), "weights_gib") == 0);
+  CHECK(json_number(staged.substr(second), "kv_gib") == 0);
+  CHECK(json_number(staged, "handoff_s") > 0);
+  // A card-to-card link carries the exchanges instead of two staged PCIe copies each way.
+  const std::string bridged = run_json(kMixed, split + " --set hardware.gpu_link.preset=nvlink4");
+  CHECK(json_number(bridged, "handoff_s") < json_number(staged, "handoff_s"));
+  CHECK(decode(bridged) > decode(staged));
+}
+
+TEST_CASE("an expert split of a dense model is refused", "[multi][errors]") {
+  auto r = run_vramsim("run " + kLlama + " --set engine.split=expert");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("llama-3.3-70b is a dense model: an expert split needs routed experts"));
+}

@@ -71,7 +71,7 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"hardware.host.memory.capacity=16GiB", "do not fit in xeon-gold-5218-x2's RAM"},
       {"model=llama-3.1-8b", "llama-3.1-8b does not fit this card: card 0 (layers 0-31) needs"},
       {"hardware.gpu.count=2 --set engine.split=tensor", "a tensor split of an MoE expert cache is not modelled"},
-      {"hardware.gpu.count=2 --set engine.split=ring", "expected one of single, pipeline, tensor, got \"ring\""},
+      {"hardware.gpu.count=2 --set engine.split=ring", "expected one of single, pipeline, tensor, expert, got \"ring\""},
       {"hardware.gpu.count=2 --set engine.layer_split=[10,10]", "the counts add up to 20 layers"},
       {"engine.contxt=4096", "engine.contxt: unknown key (did you mean \"context\"?)"},
   };
