@@ -100,6 +100,7 @@ Axis decode_axis(MapReader& r) {
     r.fail_at("key", "expected a dotted scenario key like \"hardware.link.preset\"");
   const bool list = r.has("values");
   if (list == r.has("range")) r.fail_at("values", "give either `values: [...]` or `range: {from, to, step}`");
+  r.ignore(list ? "range" : "values");  // named as accepted in an unknown-key message
   if (list) {
     const Node& v = r.any("values");
     if (!v.is_sequence() || v.items().empty()) fail(v, r.key_path("values"), "expected a non-empty list of values");
@@ -140,7 +141,9 @@ Dimension decode_dimension(const Node& node, const std::string& path) {
     }
   } else {
     d.axes.push_back(decode_axis(r));
+    r.ignore("zip");
   }
+  r.ignore("labels");
   d.name = r.optional_string("name").value_or(short_name(d.axes.front().key));
   const std::size_t n = d.axes.front().values.size();
   if (r.has("labels")) {
