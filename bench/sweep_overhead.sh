@@ -8,12 +8,7 @@
 # usage: bench/sweep_overhead.sh [BUILD_DIR]   (default build-release, built if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-release}
-if [ ! -x "$build/bin/vramsim" ]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DVRAMSIM_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$build" -j "$(nproc)" >/dev/null
-fi
-vramsim="$build/bin/vramsim"
+source bench/build.sh "${1:-}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

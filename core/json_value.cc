@@ -5,38 +5,13 @@
 
 namespace vramsim::json {
 
-Value Value::string(std::string s) {
-  Value v;
-  v.kind_ = Kind::String;
-  v.text_ = std::move(s);
-  return v;
-}
+Value::Value(Kind kind, std::string text) : kind_(kind), text_(std::move(text)) {}
 
-Value Value::number_text(std::string text) {
-  Value v;
-  v.kind_ = Kind::Number;
-  v.text_ = std::move(text);
-  return v;
-}
-
-Value Value::boolean(bool b) {
-  Value v;
-  v.kind_ = Kind::Bool;
-  v.text_ = b ? "true" : "false";
-  return v;
-}
-
-Value Value::object() {
-  Value v;
-  v.kind_ = Kind::Object;
-  return v;
-}
-
-Value Value::array() {
-  Value v;
-  v.kind_ = Kind::Array;
-  return v;
-}
+Value Value::string(std::string s) { return Value(Kind::String, std::move(s)); }
+Value Value::number_text(std::string text) { return Value(Kind::Number, std::move(text)); }
+Value Value::boolean(bool b) { return Value(Kind::Bool, b ? "true" : "false"); }
+Value Value::object() { return Value(Kind::Object, {}); }
+Value Value::array() { return Value(Kind::Array, {}); }
 
 double Value::number() const { return kind_ == Kind::Number ? std::strtod(text_.c_str(), nullptr) : std::nan(""); }
 

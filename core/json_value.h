@@ -53,6 +53,7 @@ class Value {
 
  private:
   friend class Parser;
+  Value(Kind kind, std::string text);
   Kind kind_ = Kind::Null;
   std::string text_;
   std::vector<Member> members_;
