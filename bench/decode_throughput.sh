@@ -6,12 +6,7 @@
 # usage: bench/decode_throughput.sh [BUILD_DIR]   (a Release build is what the figures mean)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-release}
-if [ ! -x "$build/bin/vramsim" ]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DVRAMSIM_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$build" -j "$(nproc)" >/dev/null
-fi
-vramsim="$build/bin/vramsim"
+source bench/build.sh "${1:-}"
 scenario=configs/scenarios/moe125b-rtx5090-gen3-shared.yaml
 
 # Runs one configuration pinned to one core; prints wall seconds, max RSS (KiB) and the JSON.

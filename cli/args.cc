@@ -8,13 +8,19 @@ namespace vramsim::cli {
 Args::Args(const std::vector<std::string>& argv, const OptionSpec& spec) {
   for (std::size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    if (a.size() < 2 || a.rfind("--", 0) != 0) {
+    const std::string head = a.substr(0, 2);
+    const bool short_option = a.size() >= 2 && a[0] == '-' && a[1] != '-' &&
+                              (spec.with_value.count(head) || (a.size() == 2 && spec.flags.count(head)));
+    if (!short_option && (a.size() < 2 || a.rfind("--", 0) != 0)) {
       positional_.push_back(a);
       continue;
     }
     std::string name = a;
     std::optional<std::string> inline_value;
-    if (auto eq = a.find('='); eq != std::string::npos) {
+    if (short_option && a.size() > 2) {  // -j4
+      name = head;
+      inline_value = a.substr(2);
+    } else if (auto eq = a.find('='); !short_option && eq != std::string::npos) {
       name = a.substr(0, eq);
       inline_value = a.substr(eq + 1);
     }

@@ -1,5 +1,6 @@
 // Command-line parsing for the subcommands: `--key value`, `--key=value`, repeated `--set`,
-// boolean flags and positional arguments. Unknown options are usage errors (exit 2).
+// boolean flags, short options named in the spec (`-j 4`, `-j4`) and positional arguments. Unknown
+// options are usage errors (exit 2).
 #pragma once
 
 #include <map>
@@ -18,7 +19,7 @@ class UsageError : public std::runtime_error {
 };
 
 struct OptionSpec {
-  std::set<std::string> with_value;  // "--model", ...
+  std::set<std::string> with_value;  // "--model", "-j", ...
   std::set<std::string> flags;       // "--json", ...
   std::set<std::string> repeated;    // "--set", ...: may appear many times (they take a value)
 };

@@ -13,5 +13,7 @@ int import_model_command(const std::vector<std::string>& args);
 int list_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
+int sweep_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
 
 }  // namespace vramsim::cli

@@ -16,6 +16,8 @@ commands:
   fit            will a model fit on a card, and how fast will it decode (memory-budget model)
   run            simulate a scenario: expert cache, PCIe, bubbles, requests (event simulation)
   validate       run a validation dataset and compare with measurements
+  sweep          run a study's points in parallel processes and write its report
+  report         write the report (Markdown, HTML) of a sweep's results directory
   list           list the catalogue: gpus, links, hosts, models, formats
   import-model   write a catalogue model from a Hugging Face config.json
   version        print the version
@@ -29,6 +31,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "list") return list_command(rest);
   if (command == "run") return run_command(rest);
   if (command == "validate") return validate_command(rest);
+  if (command == "sweep") return sweep_command(rest);
+  if (command == "report") return report_command(rest);
   if (command == "import-model") return import_model_command(rest);
   if (command == "version" || command == "--version") {
     std::cout << "vramsim " << VRAMSIM_VERSION << "\n";

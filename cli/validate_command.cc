@@ -1,7 +1,6 @@
 // `vramsim validate [DATASET] [--json]`: runs every simulation a validation dataset names (one
 // process each: SimGrid allows one engine per process; a TBB pool runs them in parallel),
 // compares predictions with measurements and exits 1 when a case is out of tolerance.
-#include <sys/wait.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
@@ -10,17 +9,16 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
 #include "core/config_reader.h"
 #include "core/json.h"
+#include "core/subprocess.h"
 #include "reports/validation.h"
 #include "sim/stats.h"
 
@@ -28,40 +26,20 @@ namespace vramsim::cli {
 namespace {
 namespace fs = std::filesystem;
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string self_path() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find the vramsim executable (/proc/self/exe)");
-  return p.string();
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs one simulation in its own process; returns its outputs or throws with its stderr.
 reports::RunOutput run_one(const reports::ValidationRun& run, const config::Catalogue& catalogue, const fs::path& dir) {
-  const fs::path json = dir / (run.name + ".json");
   const fs::path requests = dir / (run.name + ".jsonl");
-  const fs::path err = dir / (run.name + ".err");
-  std::string command = quote(self_path()) + " run " + quote((catalogue.root() / run.scenario).string()) +
-                        " --configs " + quote(catalogue.root().string()) + " --json --requests-out " +
-                        quote(requests.string());
-  for (const auto& s : run.set) command += " --set " + quote(s);
-  command += " > " + quote(json.string()) + " 2> " + quote(err.string());
-  const int status = std::system(command.c_str());
-  if (status != 0) throw std::runtime_error("run " + run.name + " failed: " + read_file(err));
+  std::vector<std::string> argv = {proc::self_executable(), "run", (catalogue.root() / run.scenario).string(),
+                                   "--configs", catalogue.root().string(), "--json", "--requests-out",
+                                   requests.string()};
+  for (const auto& s : run.set) {
+    argv.push_back("--set");
+    argv.push_back(s);
+  }
+  const proc::ProcessResult child = proc::run(argv);
+  if (child.exit_code != 0) throw std::runtime_error("run " + run.name + " failed: " + child.err);
   reports::RunOutput out;
-  auto summary = config::parse_yaml(read_file(json), json.string());
+  auto summary = config::parse_yaml(child.out, run.name + " output");
   if (!summary) throw std::runtime_error("run " + run.name + ": unreadable output: " + summary.error().message);
   out.summary = std::move(summary).value();
   std::ifstream lines(requests);

@@ -118,6 +118,12 @@ Writer& Writer::value(bool b) {
   return *this;
 }
 
+Writer& Writer::raw_number(std::string_view text) {
+  before_value();
+  out_ += text;
+  return *this;
+}
+
 Writer& Writer::null() {
   before_value();
   out_ += "null";

@@ -28,6 +28,8 @@ class Writer {
   Writer& value(int i) { return value(static_cast<std::int64_t>(i)); }
   Writer& value(bool b);
   Writer& null();
+  // A number already in JSON form (e.g. read back by json::parse), written as is.
+  Writer& raw_number(std::string_view text);
   template <class T>
   Writer& value(const std::optional<T>& v) {
     return v ? value(*v) : null();

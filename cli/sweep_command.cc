@@ -1,0 +1,185 @@
+// `vramsim sweep STUDY.yaml -o DIR [-j N] [--json]`: runs a study's points, one `vramsim run`
+// process each, in a local pool of N workers (and over MPI ranks when started by mpirun),
+// appends each result to DIR as it finishes, resumes when rerun, and ends with the report.
+// `vramsim report DIR`: the report of what DIR holds. The logic lives in reports/.
+#include <tbb/task_arena.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/catalogue_access.h"
+#include "cli/commands.h"
+#include "core/json.h"
+#include "core/subprocess.h"
+#include "reports/report.h"
+#include "reports/sweep.h"
+
+namespace vramsim::cli {
+namespace {
+
+const char* kSweepHelp = R"(usage: vramsim sweep STUDY.yaml -o DIR [-j N] [--json] [--configs DIR]
+
+Runs every point of a study (configs/sweeps/, docs/studies.md), one `vramsim run` process per
+point, N at a time (default: the cores). Each finished point is appended to DIR/results.jsonl
+and DIR/results.csv; a failing point is recorded with its error and the sweep goes on.
+Rerunning the same command resumes: recorded points are not run again. Under `mpirun -np R`
+each rank runs its share of the points (DIR must be shared by the ranks); rank 0 writes the
+report. Ends by writing DIR/report.md and DIR/report.html (`vramsim report DIR`).
+
+  -o, --output DIR   results directory (created when missing)
+  -j, --jobs N       local workers
+  --json             print {points, completed, failed, resumed, wall_s, ...} (docs/json-schema.md)
+  --configs DIR      catalogue directory
+Exit status: 0 every point completed, 1 a point failed, 2 bad usage or a bad study.
+)";
+
+const char* kReportHelp = R"(usage: vramsim report DIR
+
+Writes DIR/report.md and DIR/report.html (self-contained, opens offline) from a sweep's results:
+one section per entry of the study's `sections`, each chart (gnuplot) with its table of
+numbers, then the study's inputs. Works on a partial sweep too.
+)";
+
+std::string clock(double s) {
+  const long t = std::lround(s);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
+  return buf;
+}
+
+void draw_progress(const reports::SweepProgress& p) {
+  const int width = 30;
+  const int filled = p.todo ? static_cast<int>(width * p.done / p.todo) : width;
+  std::string bar(static_cast<std::size_t>(filled), '#');
+  bar.append(static_cast<std::size_t>(width - filled), '.');
+  std::string eta = p.done ? clock(p.elapsed_s / static_cast<double>(p.done) * static_cast<double>(p.todo - p.done)) : "?";
+  std::fprintf(stderr, "\r  [%s] %zu/%zu points%s  %s elapsed, ETA %s ", bar.c_str(), p.done, p.todo,
+               p.failed ? (", " + std::to_string(p.failed) + " failed").c_str() : "", clock(p.elapsed_s).c_str(),
+               eta.c_str());
+  if (p.done == p.todo) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+// Workers per process: the cores this process may use, shared by the ranks on this machine.
+int default_jobs() {
+  int local_ranks = 1;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(name)) local_ranks = std::max(1, std::atoi(v));
+  return std::max(1, tbb::this_task_arena::max_concurrency() / local_ranks);
+}
+
+reports::PointOutcome run_point(const reports::Study& study, const reports::Point& p, const std::string& configs) {
+  std::vector<std::string> argv = {proc::self_executable(), "run", p.scenario, "--json", "--configs", configs};
+  if (study.seed) {
+    argv.push_back("--seed");
+    argv.push_back(std::to_string(*study.seed));
+  }
+  for (const auto& [key, value] : p.set) {
+    if (key == "scenario") continue;
+    argv.push_back("--set");
+    argv.push_back(key + "=" + value.value_or(""));
+  }
+  const proc::ProcessResult r = proc::run(argv);
+  return {r.exit_code, r.out, r.err, r.wall_s};
+}
+
+void print_report_paths(const reports::ReportOutcome& report) {
+  for (const auto& w : report.warnings) std::cerr << "vramsim report: warning: " << w << "\n";
+}
+
+}  // namespace
+
+int sweep_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"-o", "--output", "-j", "--jobs", "--configs"};
+  spec.flags = {"--json", "--help"};
+  Args args(argv, spec);
+  if (args.answered_help(kSweepHelp)) return 0;
+  if (args.positional().size() != 1) throw UsageError("expected one study file (see --help)");
+  if (args.get("-o") && args.get("--output")) throw UsageError("-o and --output given both");
+  if (args.get("-j") && args.get("--jobs")) throw UsageError("-j and --jobs given both");
+  const auto out = args.get("-o") ? args.get("-o") : args.get("--output");
+  if (!out) throw UsageError("missing -o DIR (the results directory)");
+  const int jobs = static_cast<int>(args.integer(args.get("-j") ? "-j" : "--jobs", default_jobs(), 1, 4096));
+  const config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  const auto start = std::chrono::steady_clock::now();
+
+  const reports::Study study = reports::load_study(args.positional()[0], catalogue.root());
+  reports::Rank rank;
+  std::optional<reports::ResultsStore> store;
+  try {
+    rank = reports::detect_rank([](const char* name) { return std::getenv(name); });
+    store.emplace(*out);
+    store->open_study(study);
+    if (rank.rank == 0) store->rewrite_csv(study);  // rebuilt from results.jsonl after a crash
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+
+  reports::SweepOptions options;
+  options.jobs = jobs;
+  options.rank = rank;
+  if (::isatty(STDERR_FILENO) && rank.size == 1) options.on_progress = draw_progress;
+  const std::string configs = catalogue.root().string();
+  reports::SweepTally tally = reports::run_sweep(study, *store, options, [&](const reports::Study& s, const reports::Point& p) {
+    return run_point(s, p, configs);
+  });
+  if (rank.rank != 0) return 0;  // rank 0 waits for the others and reports
+  if (rank.size > 1) {
+    const reports::SweepTally all = reports::wait_for_all(study, *store);
+    tally.completed = all.completed;
+    tally.failed = all.failed;
+  }
+  store->rewrite_csv(study);
+  const reports::ReportOutcome report = reports::write_report(*out);
+  print_report_paths(report);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (args.flag("--json")) {
+    json::Writer j;
+    j.begin_object().field("study", study.name).field("dir", *out)
+        .field("points", static_cast<std::int64_t>(tally.points))
+        .field("completed", static_cast<std::int64_t>(tally.completed))
+        .field("failed", static_cast<std::int64_t>(tally.failed))
+        .field("resumed", static_cast<std::int64_t>(tally.resumed))
+        .field("ran", static_cast<std::int64_t>(tally.ran))
+        .field("jobs", jobs).field("ranks", rank.size).field("wall_s", wall)
+        .field("report", report.html.string()).end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "vramsim sweep: " << study.name << ": " << tally.points << " points (" << tally.ran << " run now"
+              << (rank.size > 1 ? " by rank 0 of " + std::to_string(rank.size) : std::string()) << ", " << tally.resumed
+              << " already recorded) in " << clock(wall) << ": " << tally.completed << " completed, " << tally.failed
+              << " failed\n"
+              << "  results " << (*out) << "/results.jsonl, results.csv\n"
+              << "  report  " << report.markdown.string() << ", " << report.html.string() << "\n";
+    if (tally.failed) std::cout << "  the failed points and their errors are listed in the report\n";
+  }
+  return tally.failed ? 1 : 0;
+}
+
+int report_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.flags = {"--help"};
+  Args args(argv, spec);
+  if (args.answered_help(kReportHelp)) return 0;
+  if (args.positional().size() != 1) throw UsageError("expected one results directory (see --help)");
+  reports::ReportOutcome report;
+  try {
+    report = reports::write_report(args.positional()[0]);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  print_report_paths(report);
+  std::cout << "vramsim report: " << report.markdown.string() << ", " << report.html.string() << " (" << report.charts
+            << " charts)\n";
+  return 0;
+}
+
+}  // namespace vramsim::cli

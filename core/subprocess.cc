@@ -1,0 +1,114 @@
+#include "core/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace vramsim::proc {
+namespace {
+
+// Pipes are created close-on-exec so that a child started by another thread at the same time
+// does not inherit (and hold open) this child's pipe ends.
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (::pipe2(fd, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  ~Pipe() {
+    close_end(0);
+    close_end(1);
+  }
+  void close_end(int i) {
+    if (fd[i] >= 0) ::close(fd[i]);
+    fd[i] = -1;
+  }
+};
+
+}  // namespace
+
+std::string self_executable() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the running executable (/proc/self/exe)");
+  return p.string();
+}
+
+bool on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = end > start ? dirs.substr(start, end - start) : std::string(".");
+    candidate.append(1, '/').append(program);
+    if (::access(candidate.c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+ProcessResult run(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw std::invalid_argument("proc::run: empty argv");
+  if (!on_path(argv[0])) throw std::runtime_error("cannot run \"" + argv[0] + "\": not found");
+  Pipe out, err;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot run \"" + argv[0] + "\": " + std::strerror(rc));
+  out.close_end(1);
+  err.close_end(1);
+
+  // Drain stdout and stderr together, so that the child never blocks on a full pipe.
+  ProcessResult result;
+  while (out.fd[0] >= 0 || err.fd[0] >= 0) {
+    pollfd fds[2];
+    int n = 0;
+    if (out.fd[0] >= 0) fds[n++] = {out.fd[0], POLLIN, 0};
+    if (err.fd[0] >= 0) fds[n++] = {err.fd[0], POLLIN, 0};
+    if (::poll(fds, static_cast<nfds_t>(n), -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!fds[i].revents) continue;
+      char buf[65536];
+      const ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
+      std::string& sink = fds[i].fd == out.fd[0] ? result.out : result.err;
+      if (r > 0) {
+        sink.append(buf, static_cast<std::size_t>(r));
+      } else if (r == 0 || errno != EINTR) {
+        if (fds[i].fd == out.fd[0]) out.close_end(0); else err.close_end(0);
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  return result;
+}
+
+}  // namespace vramsim::proc

@@ -1,0 +1,141 @@
+#include "reports/charts.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/subprocess.h"
+
+namespace vramsim::reports {
+namespace {
+
+// A gnuplot single-quoted string: only ' needs escaping (doubled).
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// A datablock string field (double quotes; gnuplot has no escape for " inside, so drop it).
+std::string field(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s)
+    if (c != '"') out += c;
+  return out + "\"";
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "NaN";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string gnuplot_script(const Chart& c) {
+  std::string s;
+  s += "set terminal svg size 760,420 dynamic noenhanced font 'sans,12' background rgb 'white'\n";
+  s += "set datafile missing 'NaN'\n";
+  s += "set title " + quoted(c.title) + "\n";
+  s += "set xlabel " + quoted(c.xlabel) + "\n";
+  s += "set ylabel " + quoted(c.ylabel) + "\n";
+  s += "set key outside right top vertical noreverse\n";
+  s += "set grid ytics\n";
+  s += "set yrange [0:*]\n";
+  s += "set border 3\nset tics nomirror\n";
+  // One datablock per series (Lines) or one table (bars).
+  if (c.kind == Chart::Kind::Lines) {
+    const bool categorical = !c.categories.empty();
+    if (categorical) s += "set xrange [-0.5:" + num(static_cast<double>(c.categories.size()) - 0.5) + "]\n";
+    else s += "set offsets graph 0.02, graph 0.02, 0, 0\n";
+    if (categorical) {
+      s += "set xtics (";
+      for (std::size_t i = 0; i < c.categories.size(); ++i)
+        s += (i ? ", " : "") + quoted(c.categories[i]) + " " + std::to_string(i);
+      s += ")\n";
+    }
+    std::string plot = "plot ";
+    for (std::size_t k = 0; k < c.series.size(); ++k) {
+      const auto& ser = c.series[k];
+      const std::string block = "$s" + std::to_string(k);
+      s += block + " << EOD\n";
+      const bool band = !ser.lo.empty();
+      for (std::size_t i = 0; i < ser.y.size(); ++i) {
+        s += num(categorical ? static_cast<double>(i) : ser.x[i]) + " " + num(ser.y[i]);
+        if (band) s += " " + num(ser.lo[i]) + " " + num(ser.hi[i]);
+        s += "\n";
+      }
+      s += "EOD\n";
+      const std::string lt = "lt " + std::to_string(k + 1);
+      if (k) plot += ", ";
+      if (band) plot += block + " using 1:2:3:4 with yerrorbars " + lt + " notitle, ";
+      plot += block + " using 1:2 with linespoints " + lt + " lw 2 pt 7 ps 0.8 title " + quoted(ser.name);
+    }
+    s += plot + "\n";
+  } else {
+    s += "set style data histogram\n";
+    s += c.kind == Chart::Kind::StackedBars ? "set style histogram rowstacked\n"
+                                            : "set style histogram clustered gap 1\n";
+    s += "set style fill solid 0.85 border -1\nset boxwidth 0.8\n";
+    if (c.categories.size() > 6) s += "set xtics rotate by -30\n";
+    s += "$t << EOD\n";
+    for (std::size_t i = 0; i < c.categories.size(); ++i) {
+      s += field(c.categories[i]);
+      for (const auto& ser : c.series) s += " " + num(i < ser.y.size() ? ser.y[i] : NAN);
+      s += "\n";
+    }
+    s += "EOD\n";
+    std::string plot = "plot ";
+    for (std::size_t k = 0; k < c.series.size(); ++k) {
+      if (k) plot += ", ";
+      plot += "$t using " + std::to_string(k + 2) + (k == 0 ? ":xtic(1)" : "") + " lt " + std::to_string(k + 1) +
+              " title " + quoted(c.series[k].name);
+    }
+    s += plot + "\n";
+  }
+  return s;
+}
+
+Result<std::string> render_svg(const Chart& chart) {
+  // The script goes through a file: proc::run gives the child no stdin.
+  namespace fs = std::filesystem;
+  static std::atomic<int> counter{0};
+  const fs::path script = fs::temp_directory_path() /
+                          ("vramsim-chart-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".gp");
+  {
+    std::ofstream out(script);
+    out << gnuplot_script(chart);
+  }
+  proc::ProcessResult r;
+  try {
+    r = proc::run({"gnuplot", script.string()});
+  } catch (const std::exception& e) {
+    fs::remove(script);
+    return Error{std::string(e.what()) + " (install gnuplot, e.g. Debian's gnuplot-nox)"};
+  }
+  fs::remove(script);
+  if (r.exit_code != 0 || r.out.find("<svg") == std::string::npos)
+    return Error{"gnuplot failed on chart \"" + chart.title + "\": " + r.err};
+  return r.out;
+}
+
+std::string inline_svg(const std::string& svg, const std::string& id_prefix) {
+  std::string s = svg.substr(std::min(svg.find("<svg"), svg.size()));
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+      s.replace(at, from.size(), to);
+  };
+  replace_all("id='", "id='" + id_prefix);
+  replace_all("id=\"", "id=\"" + id_prefix);
+  replace_all("href='#", "href='#" + id_prefix);
+  replace_all("href=\"#", "href=\"#" + id_prefix);
+  replace_all("url(#", "url(#" + id_prefix);
+  return s;
+}
+
+}  // namespace vramsim::reports

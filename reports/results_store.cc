@@ -1,0 +1,227 @@
+#include "reports/results_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace vramsim::reports {
+namespace {
+namespace fs = std::filesystem;
+
+[[noreturn]] void sys_fail(const std::string& what, const fs::path& p) {
+  throw std::runtime_error(what + " " + p.string() + ": " + std::strerror(errno));
+}
+
+// An exclusive flock on DIR/.lock for the lifetime of the object.
+class DirLock {
+ public:
+  explicit DirLock(const fs::path& dir) {
+    const fs::path p = dir / ".lock";
+    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) sys_fail("cannot open", p);
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) sys_fail("cannot lock", p);
+  }
+  ~DirLock() { ::close(fd_); }  // closing releases the lock
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Writes `text` as one write() to `p` opened O_APPEND (one record, never interleaved).
+// `sync`: on disk before returning (the results themselves; CSV and timings can be rebuilt or lost).
+void append_line(const fs::path& p, const std::string& text, bool sync = false) {
+  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) sys_fail("cannot open", p);
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const bool ok = n == static_cast<ssize_t>(text.size()) && (!sync || ::fdatasync(fd) == 0);
+  ::close(fd);
+  if (!ok) sys_fail("cannot append to", p);
+}
+
+// Cuts a torn last line (no final newline) off `p`. Call under the lock.
+void cut_torn_tail(const fs::path& p) {
+  const int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  off_t keep = size;
+  char c = '\n';
+  while (keep > 0 && ::pread(fd, &c, 1, keep - 1) == 1 && c != '\n') --keep;
+  if (keep != size && ::ftruncate(fd, keep) != 0) {
+    ::close(fd);
+    sys_fail("cannot repair", p);
+  }
+  ::close(fd);
+}
+
+void write_atomically(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) sys_fail("cannot write", tmp);
+  }
+  fs::rename(tmp, p);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_value(const json::Value* v) {
+  if (!v || v->is_null()) return "";
+  return csv_field(v->text());
+}
+
+}  // namespace
+
+std::string point_key(const Point& p) { return json::to_line(p.overrides()); }
+
+json::Value ok_record(const Point& p, const json::Value& summary) {
+  json::Value r = json::Value::object();
+  r.set("point", p.overrides());
+  r.set("index", json::Value::number_text(std::to_string(p.index)));
+  r.set("status", json::Value::string("ok"));
+  for (const auto& [k, v] : summary.members()) {
+    if (k == "sim") {
+      json::Value sim = v;
+      sim.erase("wall_s");
+      r.set(k, sim);
+    } else {
+      r.set(k, v);
+    }
+  }
+  return r;
+}
+
+json::Value failed_record(const Point& p, int exit_code, const std::string& error) {
+  json::Value r = json::Value::object();
+  r.set("point", p.overrides());
+  r.set("index", json::Value::number_text(std::to_string(p.index)));
+  r.set("status", json::Value::string("failed"));
+  r.set("exit_code", json::Value::number_text(std::to_string(exit_code)));
+  r.set("error", json::Value::string(error));
+  return r;
+}
+
+const std::vector<std::string>& csv_metrics() {
+  static const std::vector<std::string> metrics = {
+      "decode_tok_s.p50", "decode_tok_s.p5", "decode_tok_s.p95", "decode_tok_s.mean",
+      "expert_hit_rate.p50", "pcie_overflow.p50", "cache.slots", "cache.coverage",
+      "vram.card_mib", "vram.free_at_start_mib", "ttft_s.p50", "ttft_s.p95", "e2e_s.p50",
+      "throughput_tok_s", "decode_step_ms", "step_time_breakdown.compute", "step_time_breakdown.transfer",
+      "step_time_breakdown.stall", "step_time_breakdown.cpu_experts", "step_time_breakdown.launch_sync",
+      "gpu.util", "gpu.avg_power_w", "energy.j_per_token", "requests.completed", "requests.rejected"};
+  return metrics;
+}
+
+std::string csv_header(const Study& study) {
+  std::string line = "index,status";
+  for (const auto& d : study.dimensions)
+    for (const auto& a : d.axes) line += "," + csv_field(a.key);
+  for (const auto& m : csv_metrics()) line += "," + m;
+  return line + ",error\n";
+}
+
+std::string csv_row(const Study& study, const json::Value& record) {
+  std::string line = csv_value(record.find("index")) + "," + csv_value(record.find("status"));
+  const json::Value* point = record.find("point");
+  for (const auto& d : study.dimensions)
+    for (const auto& a : d.axes) line += "," + csv_value(point ? point->find(a.key) : nullptr);
+  for (const auto& m : csv_metrics()) line += "," + csv_value(record.at_path(m));
+  return line + "," + csv_value(record.find("error")) + "\n";
+}
+
+ResultsStore::ResultsStore(fs::path dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) throw std::runtime_error("cannot create the results directory " + dir_.string());
+}
+
+void ResultsStore::open_study(const Study& study) {
+  DirLock lock(dir_);
+  const fs::path p = dir_ / "study.json";
+  const json::Value manifest = study_manifest(study);
+  if (fs::exists(p)) {
+    auto old = json::parse(read_text(p));
+    const json::Value* old_points = old ? old->find("points") : nullptr;
+    if (!old_points || json::to_line(*old_points) != json::to_line(*manifest.find("points")))
+      throw std::runtime_error(dir_.string() + " holds the results of another study (or other points); choose "
+                               "another -o DIR or delete it");
+  }
+  json::Writer w(true);
+  json::write(w, manifest);
+  write_atomically(p, w.str() + "\n");
+}
+
+std::map<std::string, PointRecord> ResultsStore::load() {
+  DirLock lock(dir_);
+  return load_locked();
+}
+
+std::map<std::string, PointRecord> ResultsStore::load_locked() {
+  cut_torn_tail(dir_ / "results.jsonl");
+  const std::string text = read_text(dir_ / "results.jsonl");
+  std::map<std::string, PointRecord> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    auto v = json::parse(line);
+    if (!v || !v->is_object()) continue;
+    const json::Value* point = v->find("point");
+    const json::Value* status = v->find("status");
+    if (!point || !status) continue;
+    PointRecord rec{*v, json::to_line(*point), status->text() == "ok"};
+    out.emplace(rec.key, std::move(rec));
+  }
+  return out;
+}
+
+void ResultsStore::append(const Study& study, const json::Value& record, const json::Value& timing) {
+  DirLock lock(dir_);
+  const fs::path results = dir_ / "results.jsonl";
+  cut_torn_tail(results);
+  append_line(results, json::to_line(record) + "\n", true);
+  const fs::path csv = dir_ / "results.csv";
+  if (!fs::exists(csv) || fs::file_size(csv) == 0) append_line(csv, csv_header(study));
+  append_line(csv, csv_row(study, record));
+  append_line(dir_ / "timings.jsonl", json::to_line(timing) + "\n");
+}
+
+void ResultsStore::rewrite_csv(const Study& study) {
+  DirLock lock(dir_);
+  const auto records = load_locked();
+  std::string text = csv_header(study);
+  for (const auto& p : study.points()) {
+    auto it = records.find(point_key(p));
+    if (it != records.end()) text += csv_row(study, it->second.record);
+  }
+  write_atomically(dir_ / "results.csv", text);
+}
+
+Study read_manifest(const fs::path& dir) {
+  const fs::path p = dir / "study.json";
+  if (!fs::exists(p)) throw std::runtime_error("no " + p.string() + ": not a sweep's results directory");
+  auto v = json::parse(read_text(p));
+  if (!v) throw std::runtime_error(p.string() + ": " + v.error().message);
+  return study_from_manifest(*v);
+}
+
+}  // namespace vramsim::reports

@@ -1,0 +1,345 @@
+// `vramsim sweep` and `vramsim report`: studies, their expansion and errors, the results store,
+// rank detection, and the commands as users run them (real processes, real mpirun, a real
+// headless Chromium). Test names start with "sweep" (ctest -R sweep).
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/config_reader.h"
+#include "core/json_value.h"
+#include "core/subprocess.h"
+#include "reports/results_store.h"
+#include "reports/study.h"
+#include "reports/sweep.h"
+#include "tests/test_support.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using vramsim::test::run_vramsim;
+using namespace vramsim;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+fs::path write_study(const std::string& name, const std::string& text) {
+  const fs::path p = fs::current_path() / ("sweep_study_" + name + ".yaml");
+  std::ofstream(p) << text;
+  return p;
+}
+
+reports::Study study_from(const std::string& name, const std::string& text) {
+  return reports::load_study(write_study(name, text).string(), VRAMSIM_TEST_CONFIGS_DIR);
+}
+
+std::string study_error(const std::string& name, const std::string& text) {
+  try {
+    study_from(name, text);
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string fresh_dir(const std::string& name) {
+  const fs::path p = fs::current_path() / ("sweep_out_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::string mini() { return vramsim::test::data_path("sweeps/mini.yaml"); }
+
+// results.jsonl as point -> line; fails the test on a point recorded twice.
+std::map<std::string, std::string> records(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  std::istringstream lines(read(fs::path(dir) / "results.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    auto v = json::parse(line);
+    REQUIRE(v.ok());
+    const std::string key = json::to_line(*v->find("point"));
+    INFO(key);
+    CHECK(out.emplace(key, line).second);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sweep: study grid, zipped axes, ranges and labels expand in a fixed order", "[sweep]") {
+  const auto s = study_from("grid", R"(study: grid
+scenario: moe125b-rtx5090-gen3-shared
+set: { workload.requests: 5, hardware.link.measured_h2d: null }
+axes:
+  - key: hardware.gpu.memory.capacity
+    range: { from: 12GiB, to: 20GiB, step: 4GiB }
+  - name: link
+    zip:
+      - { key: hardware.link.preset, values: [pcie-gen3-x16, pcie-gen5-x16] }
+      - { key: engine.parallel, values: [1, 2] }
+    labels: [Gen3, Gen5]
+  - key: workload.clients
+    range: { from: 1, to: 8, factor: 2 }
+sections: [decode, { chart: links, x: link }]
+)");
+  REQUIRE(s.point_count() == 3 * 2 * 4);
+  CHECK(s.dimensions[0].name == "capacity");
+  CHECK(s.dimensions[0].labels == std::vector<std::string>{"12GiB", "16GiB", "20GiB"});
+  CHECK(s.dimensions[2].labels == std::vector<std::string>{"1", "2", "4", "8"});
+  CHECK(s.sections[1].kind == "links");
+  CHECK(s.sections[1].x == 1);
+  const auto points = s.points();
+  CHECK(json::to_line(points[0].overrides()) ==
+        R"({"workload.requests":"5","hardware.link.measured_h2d":null,"hardware.gpu.memory.capacity":"12GiB",)"
+        R"("hardware.link.preset":"pcie-gen3-x16","engine.parallel":"1","workload.clients":"1"})");
+  CHECK(json::to_line(points[13].overrides()) ==
+        R"({"workload.requests":"5","hardware.link.measured_h2d":null,"hardware.gpu.memory.capacity":"16GiB",)"
+        R"("hardware.link.preset":"pcie-gen5-x16","engine.parallel":"2","workload.clients":"2"})");
+  CHECK(s.label(points[13]) == "16GiB, Gen5, 2");
+  CHECK(s.label(points[13], 1) == "16GiB, 2");
+  // The manifest carries the same points back.
+  const auto back = reports::study_from_manifest(reports::study_manifest(s));
+  CHECK(json::to_line(reports::study_manifest(back).find("points") ? *reports::study_manifest(back).find("points")
+                                                                  : json::Value()) ==
+        json::to_line(*reports::study_manifest(s).find("points")));
+}
+
+TEST_CASE("sweep: study errors read like a compiler's", "[sweep][errors]") {
+  const std::string head = "study: bad\nscenario: moe125b-rtx5090-gen3-shared\n";
+  CHECK_THAT(study_error("e1", head + "axes:\n  - { key: workload.clients, values: [1, 2], lables: [a, b] }\n"),
+             Catch::Contains("sweep_study_e1.yaml:4:46: error: axes[0].lables: unknown key (did you mean \"labels\"?)"));
+  CHECK_THAT(study_error("e2", head + "axes:\n  - key: hardware.gpu.memory.capacity\n    range: { from: 12GiB, to: 48GB, step: 4GiB }\n"),
+             Catch::Contains("sweep_study_e2.yaml:5:31: error: axes[0].range.to: the unit must be that of `from` (\"GiB\"), got \"GB\""));
+  CHECK_THAT(study_error("e3", head + "axes:\n  - zip:\n      - { key: a.b, values: [1, 2] }\n      - { key: c.d, values: [1] }\n"),
+             Catch::Contains("sweep_study_e3.yaml:6:9: error: axes[0].zip[1]: zipped axes step together: 1 values here, 2 in the first"));
+  CHECK_THAT(study_error("e4", head + "axes:\n  - { key: workload.clients, values: [1] }\nsections: [histogram]\n"),
+             Catch::Contains("sweep_study_e4.yaml:5:12: error: sections[0]: expected one of decode, cliff, concurrency, links, breakdown"));
+  CHECK_THAT(study_error("e5", head + "axes:\n  - { key: workload.clients, values: [1] }\nsections: [{ chart: decode, x: vram }]\n"),
+             Catch::Contains("sweep_study_e5.yaml:5:32: error: sections[0].x: no axis has the key or name \"vram\""));
+  CHECK_THAT(study_error("e6", "study: bad\nscenario: no-such-scenario\naxes: [{ key: a, values: [1] }]\n"),
+             Catch::Contains("sweep_study_e6.yaml:2:11: error: scenario: no scenario file"));
+  CHECK_THAT(study_error("e7", head + "set: { workload.clients: 2 }\naxes:\n  - { key: workload.clients, values: [1] }\n"),
+             Catch::Contains("error: axes[0]: key \"workload.clients\" is set twice"));
+  CHECK_THAT(study_error("e8", head + "axes:\n  - { key: workload.clients, values: [1], range: { from: 1, to: 2, step: 1 } }\n"),
+             Catch::Contains("sweep_study_e8.yaml:4:38: error: axes[0].values: give either `values: [...]` or `range: {from, to, step}`"));
+  // The command exits 2 with the same message.
+  auto r = run_vramsim("sweep " + write_study("e9", head + "axes: []\n").string() + " -o " + fresh_dir("e9"));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("sweep_study_e9.yaml:3:7: error: axes: expected a list of axes"));
+}
+
+TEST_CASE("sweep: the JSON reader gives back the writer's bytes", "[sweep]") {
+  const std::string text = R"({"a":1.5e-07,"b":[true,false,null,"x\"y\\z\n\u00e9"],"c":{"d":-0,"e":12345678901234567890}})";
+  auto v = json::parse(text);
+  REQUIRE(v.ok());
+  CHECK(json::to_line(*v) == "{\"a\":1.5e-07,\"b\":[true,false,null,\"x\\\"y\\\\z\\n\xc3\xa9\"],\"c\":{\"d\":-0,\"e\":12345678901234567890}}");
+  CHECK(v->at_path("c.e")->text() == "12345678901234567890");
+  CHECK_FALSE(json::parse(R"({"a":1,"b":)").ok());
+  CHECK_FALSE(json::parse(R"({"a":1} x)").ok());
+}
+
+TEST_CASE("sweep: the results store cuts a torn last line and reads each point once", "[sweep]") {
+  const auto s = study_from("store", "study: store\nscenario: moe125b-rtx5090-gen3-shared\naxes:\n  - { key: workload.clients, values: [1, 2, 3] }\n");
+  const std::string dir = fresh_dir("store");
+  reports::ResultsStore store(dir);
+  store.open_study(s);
+  const auto points = s.points();
+  json::Value summary = json::Value::object();
+  summary.set("decode_tok_s", json::Value::number_text("1"));
+  json::Value sim = json::Value::object();
+  sim.set("wall_s", json::Value::number_text("0.5"));
+  sim.set("decode_steps", json::Value::number_text("7"));
+  summary.set("sim", sim);
+  store.append(s, reports::ok_record(points[0], summary), json::Value::object());
+  std::ofstream(fs::path(dir) / "results.jsonl", std::ios::app) << R"({"point":{"workload.clients":"2"},"ind)";  // a crash mid-write
+  auto loaded = store.load();
+  CHECK(loaded.size() == 1);
+  CHECK(read(fs::path(dir) / "results.jsonl").back() == '\n');
+  store.append(s, reports::failed_record(points[1], 2, "bad"), json::Value::object());
+  loaded = store.load();
+  REQUIRE(loaded.size() == 2);
+  const auto& first = loaded.at(reports::point_key(points[0])).record;
+  CHECK(json::to_line(first) == R"({"point":{"workload.clients":"1"},"index":0,"status":"ok","decode_tok_s":1,"sim":{"decode_steps":7}})");
+  CHECK_FALSE(loaded.at(reports::point_key(points[1])).ok);
+  // Another study in the same directory is refused.
+  const auto other = study_from("store2", "study: store\nscenario: moe125b-rtx5090-gen3-shared\naxes:\n  - { key: workload.clients, values: [4] }\n");
+  CHECK_THROWS_WITH(store.open_study(other), Catch::Contains("holds the results of another study"));
+}
+
+TEST_CASE("sweep: ranks come from the launcher's environment", "[sweep]") {
+  std::map<std::string, std::string> env;
+  auto lookup = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  CHECK(reports::detect_rank(lookup).size == 1);
+  env = {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "3"}};
+  CHECK(reports::detect_rank(lookup).rank == 1);
+  CHECK(reports::detect_rank(lookup).size == 3);
+  env = {{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}};
+  CHECK(reports::detect_rank(lookup).size == 2);
+  env = {{"PMI_RANK", "2"}, {"PMI_SIZE", "2"}};
+  CHECK_THROWS(reports::detect_rank(lookup));
+}
+
+TEST_CASE("sweep: results do not depend on -j", "[sweep][determinism]") {
+  const std::string a = fresh_dir("j1"), b = fresh_dir("j2");
+  auto r1 = run_vramsim("sweep " + mini() + " -o " + a + " -j 1 --json");
+  auto r2 = run_vramsim("sweep " + mini() + " -o " + b + " -j2 --json");
+  REQUIRE(r1.status == 0);
+  REQUIRE(r2.status == 0);
+  CHECK(vramsim::test::json_number(r1.out, "points") == 8);
+  CHECK(vramsim::test::json_number(r1.out, "completed") == 8);
+  CHECK(vramsim::test::json_number(r1.out, "failed") == 0);
+  CHECK_THAT(r1.out, Catch::Contains("\"wall_s\""));
+  const auto ra = records(a), rb = records(b);
+  CHECK(ra.size() == 8);
+  CHECK(ra == rb);
+  CHECK(read(fs::path(a) / "results.csv") == read(fs::path(b) / "results.csv"));
+  CHECK(read(fs::path(a) / "report.md") == read(fs::path(b) / "report.md"));
+  // A record is the point's overrides, then the run's summary without its wall time.
+  CHECK_THAT(ra.begin()->second, Catch::StartsWith("{\"point\":{\"workload.requests\":\"30\","));
+  CHECK_THAT(ra.begin()->second, Catch::Contains("\"status\":\"ok\",\"scenario\":"));
+  CHECK_THAT(ra.begin()->second, !Catch::Contains("wall_s"));
+  // results.csv: a header and one row per point, in point order.
+  const std::string csv = read(fs::path(a) / "results.csv");
+  CHECK_THAT(csv, Catch::StartsWith("index,status,hardware.link.preset,hardware.link.measured_h2d,"
+                                    "hardware.gpu.vram_used_by_others,workload.clients,decode_tok_s.p50,"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);
+  CHECK_THAT(csv, Catch::Contains("\n7,ok,pcie-gen5-x16,56GB/s,12GiB,2,"));
+}
+
+TEST_CASE("sweep: resuming after kill -9 loses and duplicates nothing", "[sweep][resume]") {
+  const std::string reference = fresh_dir("resume_ref"), dir = fresh_dir("resume");
+  REQUIRE(run_vramsim("sweep " + mini() + " -o " + reference + " -j 2").status == 0);
+
+  // Start the sweep, kill it with SIGKILL once a point or more is recorded, then tear the
+  // last line as a crash in the middle of a write would.
+  const std::string binary = VRAMSIM_BINARY, study = mini();
+  std::vector<std::string> args = {binary, "sweep", study, "-o", dir, "-j", "1"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const fs::path results = fs::path(dir) / "results.jsonl";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto lines = [&] {
+    const std::string t = read(results);
+    return std::count(t.begin(), t.end(), '\n');
+  };
+  while (lines() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const auto before = lines();
+  INFO("points recorded before the kill: " << before);
+  REQUIRE(before >= 2);
+  REQUIRE(before < 8);  // killed mid-sweep
+  std::ofstream(results, std::ios::app) << R"({"point":{"workload.requests":"30","hardware.link.pre)";
+
+  auto r = run_vramsim("sweep " + mini() + " -o " + dir + " -j 2 --json");
+  REQUIRE(r.status == 0);
+  CHECK(vramsim::test::json_number(r.out, "completed") == 8);
+  CHECK(vramsim::test::json_number(r.out, "resumed") == static_cast<double>(before));
+  CHECK(vramsim::test::json_number(r.out, "ran") == static_cast<double>(8 - before));
+  CHECK(records(dir) == records(reference));  // each point once, the same results as an uninterrupted sweep
+  CHECK(read(fs::path(dir) / "results.csv") == read(fs::path(reference) / "results.csv"));
+  // A third run finds everything done.
+  auto again = run_vramsim("sweep " + mini() + " -o " + dir + " --json");
+  CHECK(vramsim::test::json_number(again.out, "ran") == 0);
+  CHECK(records(dir).size() == 8);
+}
+
+TEST_CASE("sweep: mpirun -np 2 gives the local results", "[sweep][mpi]") {
+  REQUIRE(proc::on_path("mpirun"));  // CI installs openmpi-bin (scripts/install-deps.sh)
+  const std::string local = fresh_dir("mpi_local"), mpi = fresh_dir("mpi");
+  REQUIRE(run_vramsim("sweep " + mini() + " -o " + local + " -j 2").status == 0);
+  const auto r = proc::run({"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", VRAMSIM_BINARY, "sweep",
+                            mini(), "-o", mpi, "-j", "1", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(vramsim::test::json_number(r.out, "ranks") == 2);
+  CHECK(vramsim::test::json_number(r.out, "ran") == 4);  // rank 0's half
+  CHECK(vramsim::test::json_number(r.out, "completed") == 8);
+  CHECK(records(mpi) == records(local));
+  CHECK(read(fs::path(mpi) / "results.csv") == read(fs::path(local) / "results.csv"));
+  CHECK(read(fs::path(mpi) / "report.md") == read(fs::path(local) / "report.md"));
+}
+
+TEST_CASE("sweep: a failing point is recorded with its error and the sweep goes on", "[sweep][errors]") {
+  const std::string dir = fresh_dir("failing");
+  auto r = run_vramsim("sweep " + vramsim::test::data_path("sweeps/failing.yaml") + " -o " + dir + " --json");
+  CHECK(r.status == 1);
+  CHECK(vramsim::test::json_number(r.out, "completed") == 1);
+  CHECK(vramsim::test::json_number(r.out, "failed") == 1);
+  const auto recs = records(dir);
+  REQUIRE(recs.size() == 2);
+  const std::string failed = recs.at(R"({"workload.requests":"5","engine.expert_cache.policy":"fifo"})");
+  CHECK_THAT(failed, Catch::Contains("\"status\":\"failed\",\"exit_code\":2,\"error\":\""));
+  CHECK_THAT(failed, Catch::Contains("expected one of profile, lru, lfu, profile-lru, got \\\"fifo\\\""));
+  const std::string md = read(fs::path(dir) / "report.md");
+  CHECK_THAT(md, Catch::Contains("## Failed points"));
+  CHECK_THAT(md, Catch::Contains("| fifo | --set engine.expert_cache.policy=fifo"));
+  CHECK_THAT(read(fs::path(dir) / "results.csv"), Catch::Contains("\n1,failed,fifo,"));
+}
+
+TEST_CASE("sweep: the report opens offline in headless Chromium with its charts visible and no console error", "[sweep][report]") {
+  // CI installs Debian's chromium (scripts/install-deps.sh): a missing browser fails this test.
+  REQUIRE(proc::on_path("chromium"));
+  const std::string dir = fresh_dir("chromium");
+  REQUIRE(run_vramsim("sweep " + mini() + " -o " + dir).status == 0);
+  const fs::path html = fs::absolute(fs::path(dir) / "report.html");
+  const std::string page = read(html);
+  // Self-contained: nothing to fetch (namespace URIs inside the SVG are names, not requests).
+  for (const char* fetch : {"src=\"http", "href=\"http", "<link ", "@import", "<img "}) CHECK_THAT(page, !Catch::Contains(fetch));
+  CHECK(std::count(page.begin(), page.end(), '\n') > 100);
+  CHECK_THAT(page, Catch::Contains("<h2>Decode speed vs others</h2>"));
+  CHECK_THAT(page, Catch::Contains("<h2>Inputs</h2>"));
+
+  const auto r = proc::run({"chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            "--user-data-dir=" + (fs::current_path() / "sweep_chromium_profile").string(),
+                            "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
+                            "--virtual-time-budget=5000", "--dump-dom", "file://" + html.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // 6 charts (concurrency has two), each an SVG with a size and drawn paths.
+  CHECK_THAT(r.out, Catch::Contains("data-charts-visible=\"6/6\""));
+  CHECK_THAT(r.err, !Catch::Contains("CONSOLE"));
+  CHECK_THAT(r.err, !Catch::Contains("Uncaught"));
+  CHECK_THAT(r.err, !Catch::Contains("ERR_NAME_NOT_RESOLVED"));
+  CHECK_THAT(r.err, !Catch::Contains("ERR_FILE_NOT_FOUND"));
+}
+
+TEST_CASE("sweep: vramsim report rewrites a results directory's report", "[sweep][report]") {
+  const std::string dir = fresh_dir("report");
+  REQUIRE(run_vramsim("sweep " + vramsim::test::data_path("sweeps/failing.yaml") + " -o " + dir).status == 1);
+  fs::remove(fs::path(dir) / "report.md");
+  auto r = run_vramsim("report " + dir);
+  CHECK(r.status == 0);
+  CHECK(fs::exists(fs::path(dir) / "report.md"));
+  CHECK(fs::exists(fs::path(dir) / "charts" / "chart-1.svg"));
+  auto bad = run_vramsim("report " + fresh_dir("nothing"));
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.err, Catch::Contains("not a sweep's results directory"));
+}
