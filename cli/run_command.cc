@@ -84,6 +84,8 @@ void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& 
     j.begin_object()
         .field("gpu", s.cards[c].gpu.spec.name)
         .field("link", s.cards[c].link.spec.name)
+        .field("numa_node", static_cast<std::int64_t>(s.cards[c].link.numa_node))
+        .field("experts_gb_s", s.cards[c].link.experts_bandwidth / 1e9)
         .field("first_layer", static_cast<std::int64_t>(plan.first_layer))
         .field("end_layer", static_cast<std::int64_t>(plan.end_layer))
         .field("shard", plan.shard)

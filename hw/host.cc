@@ -32,6 +32,10 @@ HostSpec decode_host(const config::Node& node, const std::string& key_path) {
     m.finish();
   }
   h.numa_nodes = static_cast<int>(r.integer("numa_nodes", 1, 64));
+  if (h.numa_nodes > 1)
+    h.inter_socket_bandwidth = r.quantity("inter_socket_bandwidth", Dimension::Bandwidth);
+  else if (r.has("inter_socket_bandwidth"))
+    r.fail_at("inter_socket_bandwidth", "a host with one NUMA node has no inter-socket link");
   r.finish();
   return h;
 }

@@ -21,6 +21,8 @@ struct HostSpec {
   std::string memory_type;
   double memory_bandwidth = 0;            // peak, all sockets, bytes per second
   int numa_nodes = 1;
+  // Between NUMA nodes (sockets): bytes per second per direction; 0 for one node.
+  double inter_socket_bandwidth = 0;
 };
 
 HostSpec decode_host(const config::Node& node, const std::string& key_path);

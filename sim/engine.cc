@@ -489,7 +489,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   out.pcie_frac = StepModel(s, out.plan).pcie_frac();
   // Pre-filling the caches at start: every slot copied over its card's link (cards at once).
   for (std::size_t c = 0; c < out.cards.size(); ++c)
-    out.prefill_fill_s = std::max(out.prefill_fill_s, out.cards[c].cache_bytes / s.cards[c].link.h2d_bandwidth);
+    out.prefill_fill_s = std::max(out.prefill_fill_s, out.cards[c].cache_bytes / s.cards[c].link.experts_bandwidth);
   out.samples.reserve(static_cast<std::size_t>(s.workload.requests));
   sim.run();
   return out;

@@ -1,5 +1,6 @@
 #include "sim/scenario.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/config_reader.h"
@@ -69,8 +70,16 @@ GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, c
 
 LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   LinkSetup l;
-  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d"}), path), path);
+  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d", "numa_node"}), path), path);
   l.h2d_bandwidth = l.spec.typical_bandwidth;
+  if (ref.is_map())
+    if (const Node* n = ref.find("numa_node"); n && !n->is_null()) {
+      Node own = Node::map(ref.origin());
+      own.set("numa_node", *n);
+      MapReader r(own, path);
+      l.numa_node = static_cast<int>(r.integer("numa_node", 0, 63));
+      r.finish();
+    }
   if (ref.is_map()) {
     if (const Node* m = ref.find("measured_h2d"); m && !m->is_null()) {  // `measured_h2d:` unsets it
       Node own = Node::map(ref.origin());
@@ -129,6 +138,37 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
     cards.push_back(CardSetup{gpus[i], links[i]});
   }
   return cards;
+}
+
+// hardware.host.expert_memory (`interleave` or a NUMA node, default node 0) and each link's
+// numa_node: the host -> card rate for reading the experts (LinkSetup::experts_bandwidth).
+void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
+  if (host.is_map())
+    if (const Node* m = host.find("expert_memory"); m && !m->is_null()) {
+      if (m->is_scalar() && m->text() == "interleave") {
+        s.expert_memory.interleaved = true;
+      } else {
+        Node own = Node::map(host.origin());
+        own.set("expert_memory", *m);
+        MapReader r(own, "hardware.host");
+        s.expert_memory.node = static_cast<int>(r.integer("expert_memory", 0, 63));
+        r.finish();
+      }
+    }
+  const int nodes = s.host.numa_nodes;
+  if (s.expert_memory.node >= nodes)
+    config::fail(host, "hardware.host.expert_memory", "node " + std::to_string(s.expert_memory.node) + " does not exist: " +
+                                                          s.host.name + " has " + std::to_string(nodes) + " NUMA node(s)");
+  for (auto& card : s.cards) {
+    auto& l = card.link;
+    if (l.numa_node >= nodes)
+      config::fail(hw.any("link"), "hardware.link.numa_node",
+                   "node " + std::to_string(l.numa_node) + " does not exist: " + s.host.name + " has " + std::to_string(nodes) +
+                       " NUMA node(s)");
+    const double remote = s.expert_memory.interleaved ? 1.0 - 1.0 / nodes : (s.expert_memory.node == l.numa_node ? 0.0 : 1.0);
+    const double crossing = remote > 0 ? std::min(l.h2d_bandwidth, s.host.inter_socket_bandwidth) : l.h2d_bandwidth;
+    l.experts_bandwidth = remote > 0 ? 1.0 / ((1.0 - remote) / l.h2d_bandwidth + remote / crossing) : l.h2d_bandwidth;
+  }
 }
 
 EnginePhysics decode_physics(MapReader& e, bool moe) {
@@ -337,7 +377,11 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
       s.gpu_link = decode_link_setup(*gl, catalogue, "hardware.gpu_link");
       if (s.cards.size() < 2) config::fail(*gl, "hardware.gpu_link", "a card-to-card link needs at least two cards");
     }
-    s.host = hw::decode_host(catalogue.resolve("hosts", "host", hw.any("host"), "hardware.host"), "hardware.host");
+    const Node& host = hw.any("host");
+    s.host = hw::decode_host(catalogue.resolve("hosts", "host", without_keys(host, {"expert_memory"}), "hardware.host"),
+                             "hardware.host");
+    decode_numa(s, host, hw);
+    s.link = s.cards.front().link;
     hw.finish();
   }
   s.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");

@@ -42,6 +42,11 @@ struct GpuSetup {
 struct LinkSetup {
   hw::LinkSpec spec;
   double h2d_bandwidth = 0;           // measured host->device copy bandwidth, else the link's typical
+  int numa_node = 0;                  // the host socket (NUMA node) whose root port the link hangs off
+  // Host -> card rate when the card reads the experts' host memory: h2d_bandwidth, or less when
+  // part of that memory is on another NUMA node (its bytes also cross the inter-socket link):
+  // 1 / ((1 - f) / h2d + f / min(h2d, inter-socket)), f = the remote share. Bytes per second.
+  double experts_bandwidth = 0;
 };
 
 // One card of the machine and the link that joins it to the host (or to the PCIe switch).
@@ -123,6 +128,12 @@ struct WorkloadSetup {
   std::int64_t gen_tokens = 0;
 };
 
+// Where the routed experts' host memory lives (hardware.host.expert_memory).
+struct ExpertMemory {
+  bool interleaved = false;  // pages spread over every NUMA node
+  int node = 0;              // else: all on this node
+};
+
 struct Scenario {
   std::string source;  // the scenario file
   GpuSetup gpu;        // the first card (the only one for a one-card scenario)
@@ -131,6 +142,7 @@ struct Scenario {
   std::optional<LinkSetup> pcie_switch; // cards behind one PCIe switch share its upstream link to the host
   std::optional<LinkSetup> gpu_link;    // a card-to-card link (NVLink, bridge) between every pair
   hw::HostSpec host;
+  ExpertMemory expert_memory;
   workloads::ModelSpec model;
   EngineSetup engine;
   WorkloadSetup workload;

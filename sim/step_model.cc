@@ -42,7 +42,7 @@ StepModel::StepModel(const Scenario& s, const VramPlan& plan, int card)
   layer_bytes_ = plan.layer_bytes;
   expert_bytes_ = plan.expert_bytes;
   slot_bytes_ = plan.slot_bytes;
-  link_bw_ = card_.link.h2d_bandwidth;
+  link_bw_ = card_.link.experts_bandwidth;  // the card's rate reading the experts' host memory (NUMA)
   link_latency_ = card_.link.spec.latency_s;
   pcie_frac_ = link_bw_ / (link_bw_ + ph.pcie_split_reference);
   cpu_bw_ = s.host.memory_bandwidth * ph.cpu_expert_share;

@@ -159,3 +159,24 @@ TEST_CASE("an expert split of a dense model is refused", "[multi][errors]") {
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("llama-3.3-70b is a dense model: an expert split needs routed experts"));
 }
+
+TEST_CASE("NUMA: experts on the other socket also cross the inter-socket link", "[multi][numa]") {
+  const std::string shared = kConfigs + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
+  // A Gen5 x16 card (56 GB/s) on a 2-socket Xeon Gold 5218 host (UPI: 41.6 GB/s per direction).
+  const std::string gen5 = " --set hardware.link.preset=pcie-gen5-x16 --set hardware.link.measured_h2d= "
+                           "--set workload.requests=20 --set hardware.gpu.vram_used_by_others=24000MiB";
+  const std::string local = run_json(shared, gen5);
+  const std::string remote = run_json(shared, gen5 + " --set hardware.link.numa_node=1");
+  const std::string interleaved = run_json(shared, gen5 + " --set hardware.host.expert_memory=interleave");
+  CHECK(json_number(local, "experts_gb_s") == Approx(56.0));
+  CHECK(json_number(remote, "experts_gb_s") == Approx(41.6));
+  CHECK(json_number(interleaved, "experts_gb_s") == Approx(1.0 / (0.5 / 56.0 + 0.5 / 41.6)));
+  CHECK(decode(remote) < decode(interleaved));
+  CHECK(decode(interleaved) < decode(local));
+  // On the case study's Gen3 link (13.9 GB/s) the socket link is never the bottleneck.
+  const std::string gen3 = " --set workload.requests=20";
+  CHECK(decode(run_json(shared, gen3 + " --set hardware.link.numa_node=1")) == Approx(decode(run_json(shared, gen3))));
+  auto bad = run_vramsim("run " + shared + " --set hardware.host.expert_memory=2");
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.err, Catch::Contains("hardware.host.expert_memory: node 2 does not exist: xeon-gold-5218-x2 has 2 NUMA node(s)"));
+}
