@@ -487,9 +487,14 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   out.popularity = build_popularity(s);
   Simulation sim(s, options, out);
   out.pcie_frac = StepModel(s, out.plan).pcie_frac();
-  // Pre-filling the caches at start: every slot copied over its card's link (cards at once).
-  for (std::size_t c = 0; c < out.cards.size(); ++c)
+  // Pre-filling the caches at start: every slot copied over its card's link (cards at once;
+  // behind a switch they share its uplink).
+  double all_caches = 0;
+  for (std::size_t c = 0; c < out.cards.size(); ++c) {
     out.prefill_fill_s = std::max(out.prefill_fill_s, out.cards[c].cache_bytes / s.cards[c].link.experts_bandwidth);
+    all_caches += out.cards[c].cache_bytes;
+  }
+  if (s.pcie_switch) out.prefill_fill_s = std::max(out.prefill_fill_s, all_caches / s.pcie_switch->h2d_bandwidth);
   out.samples.reserve(static_cast<std::size_t>(s.workload.requests));
   sim.run();
   return out;

@@ -392,6 +392,13 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                            static_cast<int>(s.cards.size()));
   s.workload = decode_workload(r.map("workload"));
   s.seed = static_cast<std::uint64_t>(r.optional_integer("seed", 0, std::int64_t{1} << 53).value_or(1));
+  // An expert split's cards read their experts in the same layer at once: behind a PCIe switch
+  // they share its uplink (the step model's per-card rate is then at most uplink / cards).
+  if (s.pcie_switch && s.engine.split == Split::Expert) {
+    const double share = s.pcie_switch->h2d_bandwidth / static_cast<double>(s.cards.size());
+    for (auto& card : s.cards) card.link.experts_bandwidth = std::min(card.link.experts_bandwidth, share);
+    s.link = s.cards.front().link;
+  }
   r.finish();
 
   // Physically impossible combinations.

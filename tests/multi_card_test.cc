@@ -152,6 +152,9 @@ TEST_CASE("an expert split deals the experts over the cards and exchanges hidden
   const std::string bridged = run_json(kMixed, split + " --set hardware.gpu_link.preset=nvlink4");
   CHECK(json_number(bridged, "handoff_s") < json_number(staged, "handoff_s"));
   CHECK(decode(bridged) > decode(staged));
+  // Behind one PCIe switch the cards read their experts at once through its uplink.
+  const std::string switched = run_json(kMixed, split + " --set hardware.switch.preset=pcie-gen3-x16");
+  CHECK(json_number(switched, "experts_gb_s") == Approx(13.9 / 2));  // uplink (Gen3 x16 typical) / 2 cards
 }
 
 TEST_CASE("an expert split of a dense model is refused", "[multi][errors]") {
