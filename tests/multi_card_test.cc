@@ -183,3 +183,10 @@ TEST_CASE("NUMA: experts on the other socket also cross the inter-socket link", 
   CHECK(bad.status == 2);
   CHECK_THAT(bad.err, Catch::Contains("hardware.host.expert_memory: node 2 does not exist: xeon-gold-5218-x2 has 2 NUMA node(s)"));
 }
+
+TEST_CASE("validate: published layer-split measurements on 2x RTX 3090 within tolerance", "[multi][validate]") {
+  auto r = run_vramsim("validate multi-card --json");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"failed\": 0"));
+}
