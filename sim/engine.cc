@@ -35,6 +35,9 @@ struct Job {
 LayerPopularity build_popularity(const Scenario& s) {
   if (!s.model.moe) return {};
   const auto& moe = *s.model.moe;
+  if (!moe.routing)  // no routing statistics (an engine without a cache): every expert alike
+    return LayerPopularity(static_cast<std::size_t>(moe.layers),
+                           Popularity::power_law_cutoff(moe.experts, moe.experts_per_token, 0.0, 1e12));
   const auto& r = *moe.routing;
   if (!r.profile.empty()) {
     auto profile = load_routing_profile(r.profile, moe.layers, moe.experts, moe.experts_per_token);
@@ -60,7 +63,7 @@ class Simulation {
     models_.reserve(out.cards.size());
     for (std::size_t c = 0; c < out.cards.size(); ++c) models_.emplace_back(s, out.cards[c], static_cast<int>(c));
     // Each card's expert cache holds its own layers' experts, hottest first.
-    if (s.model.moe)
+    if (s.model.moe && s.engine.expert_cache)
       for (std::size_t c = 0; c < out.cards.size(); ++c) {
         const auto& plan = out.cards[c];
         LayerPopularity mine(out.popularity.begin() + plan.first_layer, out.popularity.begin() + plan.end_layer);
@@ -68,9 +71,21 @@ class Simulation {
           for (auto& layer : mine) layer = layer.strided(static_cast<int>(c), static_cast<int>(out.cards.size()));
         caches_.push_back(std::make_unique<ExpertCache>(s.engine.policy, plan.slots, s.engine.dynamic_share, mine));
       }
+    // The host CPU's layers come first (llama.cpp runs the first layers on the CPU).
+    if (out.host_plan) {
+      if (!s.host.fp32_flops) throw std::invalid_argument("hardware.host: CPU layers need the host's cpu.fp32_throughput");
+      host_card_ = s.cards.front();
+      host_card_.gpu.spec.name = "cpu";
+      host_card_.gpu.spec.memory_bandwidth = s.host.memory_bandwidth;
+      host_card_.gpu.spec.dense_fp16_flops = *s.host.fp32_flops;
+      host_model_ = std::make_unique<StepModel>(s, *out.host_plan, host_card_);
+      stages_.push_back(Stage{out.host_plan->first_layer, out.host_plan->end_layer, host_model_.get(), nullptr, -1, 0});
+    }
+    const int cpu_moe_end = s.engine.expert_cache ? 0 : s.engine.cpu_moe_layers;
     for (std::size_t c = 0; c < out.cards.size(); ++c)
-      stages_.push_back(Stage{out.cards[c].first_layer, out.cards[c].end_layer, &models_[c],
-                              caches_.empty() ? nullptr : caches_[c].get()});
+      if (out.cards[c].layers() > 0 || s.cards.size() == 1)
+        stages_.push_back(Stage{out.cards[c].first_layer, out.cards[c].end_layer, &models_[c],
+                                caches_.empty() ? nullptr : caches_[c].get(), static_cast<int>(c), cpu_moe_end});
     out.card_use.assign(out.cards.size(), RunResult::CardUse{});
     link_bytes_.assign(out.cards.size(), 0.0);
   }
@@ -95,6 +110,7 @@ class Simulation {
     host_ = platform_.host;
     gpu_ = platform_.gpu;
     for (std::size_t c = 0; c < s_.cards.size(); ++c) card_lock_.push_back(s4u::Mutex::create());
+    host_lock_ = s4u::Mutex::create();
 
     queue_ = s4u::Mailbox::by_name("queue");
     engine_loop_ = s4u::Mutex::create();
@@ -305,7 +321,19 @@ class Simulation {
     link_bytes_[static_cast<std::size_t>(card)] += c.pcie_bytes;
   }
 
-  bool multi_card() const { return s_.cards.size() > 1; }
+  // Several stages (cards, or the host CPU's layers and a card) run a step in turn.
+  bool multi_card() const { return stages_.size() > 1 || s_.cards.size() > 1; }
+
+  // The host CPU runs its layers (one decode loop at a time when slots compete).
+  void run_on_host(const StepCosts& costs, bool trace) {
+    const bool shared = s_.engine.parallel > 1;
+    if (shared) host_lock_->lock();
+    const double t0 = s4u::Engine::get_clock();
+    s4u::this_actor::sleep_for(costs.total());
+    ++out_.simgrid_activities;
+    if (shared) host_lock_->unlock();
+    if (trace) out_.trace.push_back({"CPU layers", "CPU", t0, costs.total()});
+  }
   bool expert_split() const { return s_.engine.split == Split::Expert; }
 
   // Holds every card (in order) while a slot's step uses them all, when slots compete.
@@ -384,12 +412,20 @@ class Simulation {
     const double bytes = static_cast<double>(tokens) * model().activation_bytes();
     const auto& ph = s_.engine.physics;
     if (!tensor()) {
-      for (std::size_t c = 0; c < cards.size(); ++c) {
-        run_on_card(static_cast<int>(c), cards[c], trace, "layers");
-        if (c + 1 == cards.size()) break;
+      for (std::size_t i = 0; i < cards.size(); ++i) {
+        const int card = stages_[i].card;
+        if (card < 0)
+          run_on_host(cards[i], trace);
+        else
+          run_on_card(card, cards[i], trace, "layers");
+        if (i + 1 == cards.size()) break;
+        const int next = stages_[i + 1].card;
         const double t0 = s4u::Engine::get_clock();
         s4u::this_actor::sleep_for(ph.handoff_sync);
-        fabric_->card_to_card(static_cast<int>(c), static_cast<int>(c) + 1, bytes);
+        if (card < 0)
+          fabric_->host_to_card(next, bytes);
+        else
+          fabric_->card_to_card(card, next, bytes);
         out_.handoff_s += s4u::Engine::get_clock() - t0;
         if (trace) out_.trace.push_back({"hand-off", "link", t0, s4u::Engine::get_clock() - t0});
       }
@@ -467,6 +503,9 @@ class Simulation {
   Platform platform_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<s4u::MutexPtr> card_lock_;
+  s4u::MutexPtr host_lock_;
+  CardSetup host_card_;                               // the host CPU seen as a "card" by its step model
+  std::unique_ptr<StepModel> host_model_;
   std::map<double, double> all_reduce_s_;             // tensor: all-reduce duration by bytes
   std::map<std::int64_t, std::vector<double>> exchange_s_;  // expert split: per tokens, per card
   double credit_s_ = 0;                               // exchange time already simulated
@@ -484,6 +523,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   RunResult out;
   out.cards = plan_cards(s);
   out.plan = out.cards.front();
+  out.host_plan = plan_host(s);
   out.popularity = build_popularity(s);
   Simulation sim(s, options, out);
   out.pcie_frac = StepModel(s, out.plan).pcie_frac();

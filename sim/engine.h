@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,7 @@ struct LinkUse {
 struct RunResult {
   VramPlan plan;                        // the first card's
   std::vector<VramPlan> cards;          // every card's
+  std::optional<VramPlan> host_plan;    // the host CPU's layers (engine.gpu_layers), if any
   struct CardUse {
     double busy_s = 0;      // time with a kernel resident
     double compute_s = 0;   // of which streaming weights and KV (useful)

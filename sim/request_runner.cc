@@ -29,9 +29,10 @@ RequestRunner::RequestRunner(const Scenario& s, std::vector<Stage> stages, const
       prompt_tokens_(prompt_tokens),
       gen_tokens_(gen_tokens) {
   if (s.model.moe) {
+    const auto& routing = s.model.moe->routing;  // absent: no per-request preference, no locality
     router_.emplace(popularity,
-                    RoutingParams{s.model.moe->routing->request_share_median, s.model.moe->routing->request_share_sigma,
-                                  s.model.moe->routing->locality},
+                    routing ? RoutingParams{routing->request_share_median, routing->request_share_sigma, routing->locality}
+                            : RoutingParams{0.0, 0.0, 0.0},
                     CounterRng(s.seed).with(0x524F555445ULL), request_id);
     seen_.assign(static_cast<std::size_t>(popularity.front().experts()), 0);
   }
@@ -72,7 +73,9 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
         const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
         for (std::size_t e = 0; e < pi.size(); ++e) {
           const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
-          (stage.cache->resident(layer - stage.first_layer, static_cast<int>(e)) ? resident : missing) += touched;
+          const bool here = stage.cache ? stage.cache->resident(layer - stage.first_layer, static_cast<int>(e))
+                                      : layer >= stage.cpu_moe_end;
+        (here ? resident : missing) += touched;
         }
       }
     const StepCosts c = stage.model->prefill(prompt_tokens_, missing, resident);
@@ -87,21 +90,22 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
 
 // Routes one MoE layer's verified positions and looks their experts up in the stage's cache.
 void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, LayerExperts& e) {
-  ExpertCache& cache = *stage.cache;
+  ExpertCache* cache = stage.cache;
   const int local = layer - stage.first_layer;
-  const bool tracks_use = cache.policy() != CachePolicy::Profile;  // pinned profiles keep no recency
+  const bool in_place = layer >= stage.cpu_moe_end;  // without a cache: experts with their layer
+  const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;  // pinned profiles keep no recency
   ++stamp_;
   missed_.clear();
   for (int t = 0; t < tokens; ++t) {
     for (int expert : router_->route(layer, routed_tokens_ + static_cast<std::uint64_t>(t))) {
-      const bool hit = cache.resident(local, expert);
+      const bool hit = cache ? cache->resident(local, expert) : in_place;
       counters_.lookup_hits += hit ? 1 : 0;
       auto& seen = seen_[static_cast<std::size_t>(expert)];
       if (seen == stamp_) continue;  // already looked up in this layer and step
       seen = stamp_;
       if (hit) {
         ++e.hits;
-        if (tracks_use) cache.touch(local, expert);
+        if (tracks_use) cache->touch(local, expert);
       } else {
         ++e.misses;
         missed_.push_back(expert);
@@ -112,15 +116,15 @@ void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, Layer
   counters_.distinct_lookups += e.hits + e.misses;
   counters_.distinct_hits += e.hits;
   if (e.misses > 0) {
-    if (cache.admits_misses() && s_.engine.policy != CachePolicy::ProfileLru) {
+    if (cache && cache->admits_misses() && s_.engine.policy != CachePolicy::ProfileLru) {
       counters_.copies += e.misses;
     } else {
       e.pcie_reads = stage.model->split_misses(e.misses);
       counters_.pcie_reads += e.pcie_reads;
       counters_.cpu_experts += e.misses - e.pcie_reads;
     }
-    if (cache.admits_misses())
-      for (int expert : missed_) cache.insert(local, expert);
+    if (cache && cache->admits_misses())
+      for (int expert : missed_) cache->insert(local, expert);
   }
 }
 

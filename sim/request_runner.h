@@ -48,7 +48,11 @@ struct Stage {
   int first_layer = 0;
   int end_layer = 0;
   const StepModel* model = nullptr;
-  ExpertCache* cache = nullptr;  // null for a dense model
+  ExpertCache* cache = nullptr;  // null without an expert cache (dense, or experts with their layer)
+  int card = 0;                  // -1: the host CPU's layers
+  // Without a cache: layers below this keep their experts in RAM (--n-cpu-moe), computed by the
+  // host; the rest are resident with their layer.
+  int cpu_moe_end = 0;
 };
 
 class RequestRunner {

@@ -171,7 +171,7 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
   }
 }
 
-EnginePhysics decode_physics(MapReader& e, bool moe) {
+EnginePhysics decode_physics(MapReader& e, bool moe, bool cache) {
   EnginePhysics p;
   p.gpu_bandwidth_efficiency = e.number("gpu_bandwidth_efficiency");
   p.gpu_compute_efficiency = e.number("gpu_compute_efficiency");
@@ -193,18 +193,27 @@ EnginePhysics decode_physics(MapReader& e, bool moe) {
     if (v > 1) e.fail_at(key, "a share or efficiency is at most 1");
     return v;
   };
-  p.slot_alignment = moe ? e.quantity("slot_alignment", Dimension::Bytes)
-                         : e.optional_quantity("slot_alignment", Dimension::Bytes).value_or(1.0);
+  // Cache slots and the PCIe split exist only in an engine with an expert cache.
+  const bool slots = moe && cache;
+  p.slot_alignment = slots ? e.quantity("slot_alignment", Dimension::Bytes)
+                           : e.optional_quantity("slot_alignment", Dimension::Bytes).value_or(1.0);
   p.miss_sync = time("miss_sync");
   p.miss_sync_idle = time("miss_sync_idle");
   if (p.miss_sync_idle > p.miss_sync) e.fail_at("miss_sync_idle", "cannot exceed miss_sync");
   p.cpu_expert_share = share("cpu_expert_share", Lower::Positive);
-  p.pcie_split_reference = moe ? e.quantity("pcie_split_reference", Dimension::Bandwidth)
-                               : e.optional_quantity("pcie_split_reference", Dimension::Bandwidth).value_or(1.0);
+  p.pcie_split_reference = slots ? e.quantity("pcie_split_reference", Dimension::Bandwidth)
+                                 : e.optional_quantity("pcie_split_reference", Dimension::Bandwidth).value_or(1.0);
   p.host_expert_workers = static_cast<int>(moe ? e.integer("host_expert_workers", 0, 4096)
                                                : e.optional_integer("host_expert_workers", 0, 4096).value_or(0));
-  p.zero_copy_efficiency = share("zero_copy_efficiency", Lower::Positive);
-  p.default_pcie_frac = share("default_pcie_frac", Lower::NonNegative);
+  p.zero_copy_efficiency = slots ? share("zero_copy_efficiency", Lower::Positive)
+                                 : e.optional_number("zero_copy_efficiency").value_or(1.0);
+  p.default_pcie_frac = slots ? share("default_pcie_frac", Lower::NonNegative)
+                              : e.optional_number("default_pcie_frac", Lower::NonNegative).value_or(0.0);
+  p.prefill_ubatch = static_cast<int>(e.optional_integer("prefill_ubatch", 1, 1 << 20).value_or(0));
+  if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) {
+    if (*eff > 1) e.fail_at("cpu_bandwidth_efficiency", "an efficiency is at most 1");
+    p.cpu_bandwidth_efficiency = *eff;
+  }
   p.wait_power = e.quantity("wait_power", Dimension::Power, Lower::NonNegative);
   p.energy_per_byte = e.number("energy_per_byte_pj", Lower::NonNegative) * 1e-12;
   return p;
@@ -241,6 +250,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
             : split == "tensor" ? Split::Tensor
             : split == "expert" ? Split::Expert
                                 : Split::Single;
+  if (s.split == Split::Expert && model.moe && !e.has("expert_cache"))
+    e.fail_at("split", "an expert split deals an expert cache over the cards: this engine has none");
   if (s.split == Split::Expert && !model.moe)
     e.fail_at("split", model.name + " is a dense model: an expert split needs routed experts (use pipeline or tensor)");
   if (cards > 1 && s.split == Split::Single)
@@ -304,8 +315,21 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       c.fail_at("dynamic_share", "only the profile-lru policy has a dynamic share");
     c.finish();
   } else {
-    s.cache_slots = 0;  // no expert cache: an MoE model's routed experts are served from host memory
+    s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe
+    s.cache_slots = 0;
   }
+  s.gpu_layers = static_cast<int>(e.optional_integer("gpu_layers", 0, model.layers).value_or(model.layers));
+  if (e.has("cpu_moe_layers")) {
+    const Node& n = e.any("cpu_moe_layers");
+    s.cpu_moe_layers = n.is_scalar() && n.text() == "all" ? model.layers
+                                                           : static_cast<int>(e.integer("cpu_moe_layers", 0, model.layers));
+    if (!model.moe) e.fail_at("cpu_moe_layers", model.name + " is a dense model: it has no routed experts to keep on the CPU");
+  }
+  if ((s.gpu_layers < model.layers || s.cpu_moe_layers > 0) && s.expert_cache)
+    e.fail_at(s.gpu_layers < model.layers ? "gpu_layers" : "cpu_moe_layers",
+              "an engine with an expert cache keeps every layer on the GPU (use an engine without one, e.g. preset: llama.cpp)");
+  if (s.gpu_layers < model.layers && cards > 1 && s.split != Split::Pipeline)
+    e.fail_at("gpu_layers", "CPU layers combine with a pipeline split only");
   if (auto sp = e.optional_map("speculative")) {
     const std::string kind = sp->choice("kind", {"none", "mtp"});
     s.speculative = kind == "mtp";
@@ -322,7 +346,10 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     }
     sp->finish();
   }
-  s.physics = decode_physics(e, model.moe.has_value());
+  s.physics = decode_physics(e, model.moe.has_value(), s.expert_cache);
+  if ((s.gpu_layers < model.layers || s.cpu_moe_layers > 0) && s.physics.cpu_bandwidth_efficiency <= 0)
+    e.fail_at(s.gpu_layers < model.layers ? "gpu_layers" : "cpu_moe_layers",
+              "CPU layers or CPU experts need the engine's cpu_bandwidth_efficiency");
   e.finish();
   return s;
 }
@@ -385,11 +412,13 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     hw.finish();
   }
   s.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");
-  if (s.model.moe && !s.model.moe->routing)
-    config::fail(r.any("model"), "model.moe.routing", "missing: the routing statistics (coverage points) of " + s.model.name);
   const Node* engine = r.optional_any("engine");
   s.engine = decode_engine(engine ? *engine : Node::map(root.origin()), catalogue, formats, s.model,
                            static_cast<int>(s.cards.size()));
+  // An expert cache needs to know which experts are hot; experts that live with their layer
+  // do not (every routed expert of a layer is equally resident).
+  if (s.model.moe && !s.model.moe->routing && s.engine.expert_cache)
+    config::fail(r.any("model"), "model.moe.routing", "missing: the routing statistics (coverage points) of " + s.model.name);
   s.workload = decode_workload(r.map("workload"));
   s.seed = static_cast<std::uint64_t>(r.optional_integer("seed", 0, std::int64_t{1} << 53).value_or(1));
   // An expert split's cards read their experts in the same layer at once: behind a PCIe switch

@@ -78,6 +78,8 @@ struct EnginePhysics {
   double pcie_split_reference = 0;      // the engine's split: pcie_frac = link / (link + this), bytes/s
   int host_expert_workers = 0;          // host worker groups computing missed experts in parallel
   double zero_copy_efficiency = 0;      // GPU reads of mapped host memory vs copy bandwidth
+  double cpu_bandwidth_efficiency = 0;  // host CPU streaming a CPU layer's weights: share of host memory bandwidth
+  int prefill_ubatch = 0;               // prompt tokens per micro-batch; 0: the whole prompt at once
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   double wait_power = 0;                // W above idle while a kernel is resident (clocks up, polling)
@@ -101,6 +103,13 @@ struct EngineSetup {
   std::int64_t context = 0;
   workloads::KvType kv;
   int parallel = 1;
+  // llama.cpp-style placement (engines without an expert cache). The last `gpu_layers` layers
+  // run on the GPU(s) (-ngl), the first ones on the host CPU from RAM; the routed experts of
+  // the first `cpu_moe_layers` layers stay in RAM and are computed by the CPU (--n-cpu-moe N;
+  // --cpu-moe = every layer).
+  int gpu_layers = 0;
+  int cpu_moe_layers = 0;
+  bool expert_cache = true;      // false: experts live with their layer (VRAM or RAM), no cache
   Split split = Split::Single;
   std::vector<int> layer_split;  // layers per card (pipeline); empty: proportional to free memory
   std::optional<int> max_queue;  // admission control: requests waiting beyond this are rejected

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "workloads/memory_budget.h"
 
@@ -33,9 +34,20 @@ StepCosts& StepCosts::operator-=(const StepCosts& o) {
 
 StepModel::StepModel(const Scenario& s, const VramPlan& plan, int card)
     : s_(s), card_(s.cards.at(static_cast<std::size_t>(card))), layers_(plan.layers()), shard_(plan.shard) {
+  bw_ = card_.gpu.spec.memory_bandwidth * s.engine.physics.gpu_bandwidth_efficiency;
+  init(plan);
+}
+
+StepModel::StepModel(const Scenario& s, const VramPlan& host_plan, const CardSetup& host_as_card)
+    : s_(s), card_(host_as_card), host_(true), layers_(host_plan.layers()), shard_(1) {
+  bw_ = s.host.memory_bandwidth * s.engine.physics.cpu_bandwidth_efficiency;
+  init(host_plan);
+}
+
+void StepModel::init(const VramPlan& plan) {
+  const auto& s = s_;
   const auto& m = s.model;
   const auto& ph = s.engine.physics;
-  bw_ = card_.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency;
   // Non-expert weights per layer: all of them but the embedding table (one row is read per
   // token) and the LM head (counted per step), spread over the layers (vram_plan.h).
   head_bytes_ = plan.head_bytes;
@@ -47,6 +59,8 @@ StepModel::StepModel(const Scenario& s, const VramPlan& plan, int card)
   pcie_frac_ = link_bw_ / (link_bw_ + ph.pcie_split_reference);
   cpu_bw_ = s.host.memory_bandwidth * ph.cpu_expert_share;
   host_slots_ = static_cast<int>(std::lround(ph.host_expert_workers * (1.0 - pcie_frac_)));
+  // Without an expert cache there is no PCIe read path: the host computes every missing expert.
+  if (!s.engine.expert_cache) host_slots_ = std::numeric_limits<int>::max();
   kv_bytes_per_token_layer_ =
       shard_ * workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
@@ -130,6 +144,11 @@ StepCosts StepModel::step_fixed(int tokens) const {
   return c;
 }
 
+double StepModel::ubatches(std::int64_t tokens) const {
+  const int ub = s_.engine.physics.prefill_ubatch;
+  return ub > 0 ? std::ceil(static_cast<double>(tokens) / ub) : 1.0;
+}
+
 StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched) const {
   const auto& m = s_.model;
   const auto& ph = s_.engine.physics;
@@ -137,6 +156,20 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   // This card's share of the prompt's FLOPs: its layers, its shard of each.
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
   const double flops = 2.0 * m.params_active * static_cast<double>(tokens) * share;
+  if (host_) {
+    // Host layers: 32 tokens or more go to the first card, the layers' weights (and the active
+    // experts touched) streamed over its link; fewer are computed by the CPU from RAM.
+    const double weights = layer_bytes_ * layers_ + head_bytes_ + (resident_experts_touched + missing_experts) * expert_bytes_;
+    if (tokens >= 32) {
+      const auto& gpu = s_.cards.front();
+      c.transfer = ubatches(tokens) * weights / gpu.link.h2d_bandwidth;
+      c.compute = flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency);
+      c.pcie_bytes = weights;
+    } else {
+      c.compute = std::max(flops / card_.gpu.spec.dense_fp16_flops, weights / bw_);
+    }
+    return c;
+  }
   const double rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
   // Weights read once for the whole prompt: non-expert + touched experts.
   const double weights = layer_bytes_ * layers_ + head_bytes_ + resident_experts_touched * expert_bytes_;
@@ -147,6 +180,13 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   c.host_idle = overhead;
   if (missing_experts <= 0) return c;
   const double layers = layers_;
+  if (!s_.engine.expert_cache && tokens >= 32) {
+    // llama.cpp: a prompt batch of 32 tokens or more copies the RAM-resident experts it touches
+    // to the GPU and computes them there, once per micro-batch.
+    c.transfer = ubatches(tokens) * missing_experts * expert_bytes_ / link_bw_;
+    c.pcie_bytes = ubatches(tokens) * missing_experts * expert_bytes_;
+    return c;
+  }
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
     const double stream = missing_experts * (link_latency_ + slot_bytes_ / link_bw_);
     c.transfer = std::max(0.0, stream - c.compute);

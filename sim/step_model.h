@@ -52,6 +52,10 @@ class StepModel {
  public:
   // The model of card `card` (its GPU, its host link, its part of the model in `plan`).
   StepModel(const Scenario& scenario, const VramPlan& plan, int card = 0);
+  // The host CPU running the first layers (plan_host): its RAM streamed at the engine's
+  // cpu_bandwidth_efficiency; a prompt of 32 tokens or more is instead computed on the first
+  // card, these layers' weights streamed to it over its link (llama.cpp's offloaded prefill).
+  StepModel(const Scenario& scenario, const VramPlan& host_plan, const CardSetup& host_as_card);
 
   // The engine's split of misses between host compute and GPU reads over PCIe, chosen from
   // the link's measured speed: pcie_frac = link / (link + the engine's reference rate).
@@ -93,8 +97,12 @@ class StepModel {
   int layers() const { return layers_; }
 
  private:
+  void init(const VramPlan& plan);
+  double ubatches(std::int64_t tokens) const;  // micro-batches of a prompt (engine.prefill_ubatch)
+
   const Scenario& s_;
   const CardSetup& card_;
+  bool host_ = false;          // the host CPU's layers
   int layers_ = 0;             // layers this card runs
   double shard_ = 1;           // share of each layer (tensor split)
   double link_latency_ = 0;

@@ -13,27 +13,56 @@ namespace {
 
 double card_total(const CardSetup& c) { return c.gpu.spec.driver_total_bytes.value_or(c.gpu.spec.memory_bytes); }
 
-// A dense model must fit: the memory-budget model's verdict, card by card (as `vramsim fit`).
-std::vector<workloads::CardShare> dense_shares(const Scenario& s) {
+// An engine without an expert cache (a dense model, or llama.cpp-style MoE placement) must fit
+// what it keeps on the GPUs. Every layer on the GPUs: the memory-budget model's verdict, card
+// by card, exactly as `vramsim fit` gives it. CPU layers (gpu_layers) or CPU experts
+// (cpu_moe_layers) are the engine's own placement, which the rule of thumb does not model:
+// the resident weights + the GPU layers' KV + the engine's runtime_vram must fit the card's
+// driver-reported total less other tenants. Layer ranges are in model layers, the GPU layers
+// being the last ones.
+std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
+  const auto& m = s.model;
   const int n = static_cast<int>(s.cards.size());
+  const int gpu_layers = s.engine.gpu_layers, first_gpu = m.layers - gpu_layers;
   workloads::BudgetRequest r;
   r.bits_per_weight = s.engine.other_format.bits_per_weight;
   r.context_tokens = s.engine.context;
   r.kv_bytes_per_element_k = r.kv_bytes_per_element_v = s.engine.kv.bytes_per_element;
   r.concurrent_sequences = s.engine.parallel;
-  const workloads::Footprint total = workloads::footprint(s.model, r);
+  workloads::Footprint total = workloads::footprint(m, r);
+  const bool offload = gpu_layers < m.layers || s.engine.cpu_moe_layers > 0;
+  if (m.moe || offload) {
+    const double experts_per_layer = m.moe ? m.moe->expert_params * m.moe->experts : 0.0;
+    const double non_expert_per_layer = (m.params_total / m.layers - experts_per_layer) * s.engine.other_format.bits_per_weight / 8.0;
+    const double expert_bytes_per_layer = experts_per_layer * s.engine.expert_format.bits_per_weight / 8.0;
+    const int gpu_expert_layers = std::min(gpu_layers, m.layers - s.engine.cpu_moe_layers);
+    total.weights = non_expert_per_layer * gpu_layers + expert_bytes_per_layer * std::max(0, gpu_expert_layers);
+    total.kv = total.kv * gpu_layers / m.layers;
+    total.overhead = offload ? n * s.engine.physics.runtime_vram
+                             : workloads::budget::kOverheadFixedBytes + workloads::budget::kOverheadShare * (total.weights + total.kv);
+    total.total = total.weights + total.kv + total.overhead;
+  }
   std::vector<double> usable;
   for (const auto& c : s.cards)
-    usable.push_back(c.gpu.spec.memory_bytes * workloads::usable_share(c.gpu.spec.gpu_class, n) - c.gpu.vram_used_by_others);
-  std::vector<int> layers;
-  if (s.engine.split == Split::Tensor) {
-    // Every card holds 1/N of every layer: as N cards of one layer-sized slice each.
-    std::vector<workloads::CardShare> out;
-    for (double u : usable) out.push_back({0, s.model.layers, total.total / n, u});
+    usable.push_back((offload ? card_total(c) : c.gpu.spec.memory_bytes * workloads::usable_share(c.gpu.spec.gpu_class, n)) -
+                     c.gpu.vram_used_by_others);
+  std::vector<workloads::CardShare> out;
+  if (gpu_layers == 0) {  // CPU only: the cards hold nothing
+    for (double u : usable) out.push_back({m.layers, m.layers, 0.0, u});
     return out;
   }
-  layers = s.engine.layer_split.empty() ? workloads::layers_by_capacity(s.model.layers, usable) : s.engine.layer_split;
-  return workloads::split_footprint(total, s.model.layers, layers, usable);
+  if (s.engine.split == Split::Tensor) {
+    // Every card holds 1/N of every layer: as N cards of one layer-sized slice each.
+    for (double u : usable) out.push_back({0, m.layers, total.total / n, u});
+    return out;
+  }
+  const std::vector<int> layers = s.engine.layer_split.empty() ? workloads::layers_by_capacity(gpu_layers, usable) : s.engine.layer_split;
+  out = workloads::split_footprint(total, gpu_layers, layers, usable);
+  for (auto& c : out) {
+    c.first_layer += first_gpu;
+    c.end_layer += first_gpu;
+  }
+  return out;
 }
 
 // Free memory at engine start before any weights: what a pipeline deals layers by.
@@ -62,36 +91,39 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
                                                   s.engine.kv.bytes_per_element, s.engine.parallel);
 
   std::vector<workloads::CardShare> dense;
-  if (!m.moe) {
-    dense = dense_shares(s);
+  if (!s.engine.expert_cache || !m.moe) {
+    dense = resident_shares(s);
     const std::string over = workloads::first_overfull_card(dense);
     if (!over.empty())
       throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
-                                  " (the memory-budget model; see `vramsim fit`)");
+                                  (s.engine.gpu_layers < m.layers || s.engine.cpu_moe_layers > 0
+                                       ? " (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
+                                         "or more engine.cpu_moe_layers keep more on the CPU)"
+                                       : " (the memory-budget model; see `vramsim fit`)"));
   }
-  const std::vector<int> layers = tensor || expert || n == 1 ? std::vector<int>(static_cast<std::size_t>(n), m.layers)
-                                  : m.moe          ? moe_layers(s)
-                                                   : std::vector<int>{};
+  const bool cached = m.moe && s.engine.expert_cache;
+  const std::vector<int> layers = cached && !(tensor || expert || n == 1) ? moe_layers(s) : std::vector<int>{};
   std::vector<VramPlan> plans;
   int first = 0;
   for (int c = 0; c < n; ++c) {
     const CardSetup& card = s.cards[static_cast<std::size_t>(c)];
     VramPlan p;
     p.shard = tensor ? 1.0 / n : 1.0;
-    if (tensor || expert || n == 1) {
-      p.first_layer = 0;
-      p.end_layer = m.layers;
-    } else if (m.moe) {
-      p.first_layer = first;
-      p.end_layer = first + layers[static_cast<std::size_t>(c)];
-    } else {
+    if (!cached) {
       p.first_layer = dense[static_cast<std::size_t>(c)].first_layer;
       p.end_layer = dense[static_cast<std::size_t>(c)].end_layer;
+    } else if (tensor || expert || n == 1) {
+      p.first_layer = 0;
+      p.end_layer = m.layers;
+    } else {
+      p.first_layer = first;
+      p.end_layer = first + layers[static_cast<std::size_t>(c)];
     }
     first = p.end_layer;
     // An expert split keeps everything but the routed experts on the first card.
     const bool holds_rest = !expert || c == 0;
-    const bool holds_embedding = holds_rest && p.first_layer == 0, holds_head = holds_rest && p.end_layer == m.layers;
+    const bool holds_embedding = holds_rest && p.first_layer == 0 && p.layers() > 0;
+    const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0;
     p.layer_bytes = holds_rest ? per_layer * p.shard : 0.0;
     p.head_bytes = holds_head ? head * p.shard : 0.0;
     p.non_expert_weights = p.layer_bytes * p.layers() + p.shard * ((holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
@@ -103,7 +135,17 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     p.free_measured = card.gpu.free_vram.has_value();
     p.free_at_start = p.free_measured ? *card.gpu.free_vram : p.card_total - p.others - p.fixed;
     p.draft_head = s.engine.speculative && holds_head ? s.engine.draft_head_bytes : 0.0;
-    if (m.moe) {
+    if (m.moe && !s.engine.expert_cache) {
+      // Experts live with their layer: the card holds every expert of its layers past the
+      // CPU-expert ones (--n-cpu-moe); there is no cache to size.
+      p.expert_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
+      p.slot_bytes = p.expert_bytes;
+      p.total_experts = static_cast<std::int64_t>(p.layers()) * m.moe->experts;
+      p.slots = static_cast<std::int64_t>(std::max(0, p.end_layer - std::max(p.first_layer, s.engine.cpu_moe_layers))) * m.moe->experts;
+      p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
+      p.fixed += p.cache_bytes;
+      p.free_at_start -= p.free_measured ? 0.0 : p.cache_bytes;
+    } else if (m.moe) {
       p.reserve = s.engine.cache_reserve;
       // An expert split deals each layer's experts by popularity rank: rank r to card r mod N.
       const int mine = expert ? (m.moe->experts - c + n - 1) / n : m.moe->experts;
@@ -137,6 +179,32 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     plans.push_back(p);
   }
   return plans;
+}
+
+std::optional<VramPlan> plan_host(const Scenario& s) {
+  const auto& m = s.model;
+  const int cpu_layers = m.layers - s.engine.gpu_layers;
+  if (cpu_layers <= 0) return std::nullopt;
+  const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
+  const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.layers) : 0.0;
+  const double head = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
+  VramPlan p;
+  p.first_layer = 0;
+  p.end_layer = cpu_layers;
+  p.layer_bytes = std::max(0.0, (m.params_total - expert_params_all) * bpe_other - 2.0 * head) / m.layers;
+  p.head_bytes = s.engine.gpu_layers == 0 ? head : 0.0;  // the LM head runs where the last layer does
+  p.non_expert_weights = p.layer_bytes * cpu_layers + head + p.head_bytes;
+  p.kv_cache = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element,
+                                         s.engine.parallel) * cpu_layers / m.layers;
+  if (m.moe) {
+    p.expert_bytes = p.slot_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
+    p.total_experts = p.slots = static_cast<std::int64_t>(cpu_layers) * m.moe->experts;  // all in RAM
+    p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
+  }
+  p.card_total = s.host.memory_bytes;
+  p.fixed = p.non_expert_weights + p.kv_cache + p.cache_bytes;
+  p.free_at_start = p.card_total - p.fixed;
+  return p;
 }
 
 }  // namespace vramsim::sim

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/scenario.h"
@@ -56,6 +57,11 @@ struct VramPlan {
 // when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or
 // a dense model does not fit its cards.
 std::vector<VramPlan> plan_cards(const Scenario& scenario);
+
+// The host CPU's part when the engine runs the first layers on the CPU (engine.gpu_layers
+// below the model's layers): those layers' weights, KV and experts in RAM ("card_total" is
+// the host's RAM). nullopt when every layer is on the GPUs.
+std::optional<VramPlan> plan_host(const Scenario& scenario);
 
 // The one card of a one-card scenario (the first card's plan otherwise).
 inline VramPlan plan_vram(const Scenario& scenario) { return plan_cards(scenario).front(); }
