@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "calibrate/common.cuh"
 #include "calibrate/replay_plan.h"
 
@@ -208,6 +210,13 @@ int replay_main(int argc, char** argv) {
   const std::size_t staging_slots = 2 * k;  // two layers' worth: layer l+1 stages while l may still read
   const std::size_t vram_bytes = stride_bytes * (static_cast<std::size_t>(max_slots) + staging_slots) +
                                  static_cast<std::size_t>(opt.dense_bytes);
+  const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (static_cast<double>(host_bytes) > 0.75 * ram) {
+    std::fprintf(stderr, "vramsim-calibrate replay: %lld experts x %zu B = %.1f GiB of pinned host memory is more than 3/4 "
+                 "of this host's %.1f GiB; use a smaller --expert-bytes\n", static_cast<long long>(pairs), stride_bytes,
+                 static_cast<double>(host_bytes) / kGiB, ram / kGiB);
+    return 1;
+  }
   std::size_t free_b = 0, total_b = 0;
   CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (vram_bytes > free_b) {
