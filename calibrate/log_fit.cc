@@ -321,18 +321,27 @@ LinearFit least_squares(const std::vector<std::vector<double>>& columns, const s
   return f;
 }
 
-StepFit fit_step_time(const std::vector<LogRecord>& records, const std::string& regressor) {
+bool in_step_fit(const LogRecord& r, std::optional<double> max_misses_per_step) {
+  return r.has_cache && r.steps > 0 && r.decode_s > 0 && (!max_misses_per_step || r.misses_per_step <= *max_misses_per_step);
+}
+
+StepFit fit_step_time(const std::vector<LogRecord>& records, const std::string& regressor,
+                      std::optional<double> max_misses_per_step) {
   if (regressor != "misses" && regressor != "pcie_reads")
     throw std::invalid_argument("fit_step_time: regressor must be \"misses\" or \"pcie_reads\", got \"" + regressor + "\"");
   StepFit out;
   out.regressor = regressor;
   std::vector<double> x, y;
   for (const auto& r : records) {
-    if (!r.has_cache || r.steps <= 0 || r.decode_s <= 0) continue;
+    if (!in_step_fit(r, max_misses_per_step)) continue;
     x.push_back(regressor == "misses" ? r.misses_per_step : r.pcie_reads_per_step);
     y.push_back(r.step_s);
   }
   out.fit = least_squares({x}, y);
+  if (!x.empty()) {
+    out.x_min = *std::min_element(x.begin(), x.end());
+    out.x_max = *std::max_element(x.begin(), x.end());
+  }
   return out;
 }
 

@@ -90,12 +90,20 @@ LinearFit least_squares(const std::vector<std::vector<double>>& columns, const s
 
 // The engine-level fit: step time against slow-path work per step, over the records that have
 // cache figures: t_step = t_fast + c * x, where x is misses per step (regressor "misses") or
-// GPU reads over PCIe per step ("pcie_reads").
+// GPU reads over PCIe per step ("pcie_reads"). With `max_misses_per_step`, only requests with
+// at most that many misses per step take part: the cost of a miss falls once most layers
+// already wait for one (docs/calibration.md), so the low-miss regime is fitted on its own.
 struct StepFit {
   std::string regressor;             // "misses" | "pcie_reads"
   LinearFit fit;                     // coef[0] = t_fast (s), coef[1] = c (s per miss / per read)
+  double x_min = 0, x_max = 0;       // the regressor's range over the fitted requests (t_fast is
+                                     // an extrapolation when x_min is far from 0)
 };
 
-StepFit fit_step_time(const std::vector<LogRecord>& records, const std::string& regressor);
+StepFit fit_step_time(const std::vector<LogRecord>& records, const std::string& regressor,
+                      std::optional<double> max_misses_per_step = std::nullopt);
+
+// Whether a record takes part in such a fit.
+bool in_step_fit(const LogRecord& record, std::optional<double> max_misses_per_step);
 
 }  // namespace vramsim::calibrate

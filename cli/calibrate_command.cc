@@ -35,6 +35,8 @@ and prints the parameters with standard errors and residuals (docs/calibration.m
                          steps = generated - accepted when the log gives drafts, else
                          generated / --tokens-per-step
   --tokens-per-step X    tokens per decode step for lines without draft figures (default 1)
+  --max-misses-per-step X  fit only the requests with at most X misses per step (the
+                         low-miss regime, where each miss is a layer's only one)
 )";
 
 struct Dist {
@@ -60,14 +62,14 @@ std::string fixed(double v, int decimals) {
 }
 
 // Residual of one record under a step fit, when the record took part in it.
-std::optional<double> residual(const calibrate::StepFit& f, const calibrate::LogRecord& r) {
-  if (!f.fit.ok || !r.has_cache || r.steps <= 0 || r.decode_s <= 0) return std::nullopt;
+std::optional<double> residual(const calibrate::StepFit& f, const calibrate::LogRecord& r, std::optional<double> max_x) {
+  if (!f.fit.ok || !calibrate::in_step_fit(r, max_x)) return std::nullopt;
   const double x = f.regressor == "misses" ? r.misses_per_step : r.pcie_reads_per_step;
   return r.step_s - (f.fit.coef[0] + f.fit.coef[1] * x);
 }
 
 void write_records(const std::string& path, const std::vector<calibrate::LogRecord>& records,
-                   const calibrate::StepFit& miss_fit) {
+                   const calibrate::StepFit& miss_fit, std::optional<double> max_x) {
   std::ofstream out(path);
   if (!out) throw UsageError("cannot write " + path);
   const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
@@ -75,7 +77,7 @@ void write_records(const std::string& path, const std::vector<calibrate::LogReco
     out << "line,format,prompt_tokens,prompt_s,gen_tokens,decode_s,decode_tok_s,accepted,drafted,steps,step_s,hits,"
            "lookups,hit_rate,pcie_reads,routed,pcie_overflow,misses_per_step,pcie_reads_per_step,residual_s\n";
   for (const auto& r : records) {
-    const auto res = residual(miss_fit, r);
+    const auto res = residual(miss_fit, r, max_x);
     if (csv) {
       auto opt = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
       auto cache = [&](double v) { return r.has_cache ? number_text(v) : std::string(); };
@@ -117,7 +119,9 @@ void write_fit_json(json::Writer& j, const char* key, const calibrate::StepFit& 
       .field("model", "t_step = t_fast + " + slope + " * " + x)
       .field("regressor", x)
       .field("n", static_cast<std::int64_t>(f.fit.n))
-      .field("dof", static_cast<std::int64_t>(f.fit.dof));
+      .field("dof", static_cast<std::int64_t>(f.fit.dof))
+      .field("x_min", f.x_min)
+      .field("x_max", f.x_max);
   j.key("t_fast_s").begin_object().field("value", f.fit.coef[0]).field("stderr", f.fit.stderr_[0]).end_object();
   j.key(slope + "_s").begin_object().field("value", f.fit.coef[1]).field("stderr", f.fit.stderr_[1]).end_object();
   j.field("residual_rms_s", f.fit.residual_rms).field("r2", f.fit.r2).end_object();
@@ -135,14 +139,25 @@ void print_fit(std::ostream& o, const calibrate::StepFit& f, const char* name, c
     << "  (the step time with no " << per << ")\n"
     << "    " << name << "       " << calibrate::format_time(s.coef[1]) << " +- " << calibrate::format_time(s.stderr_[1])
     << "  per " << (f.regressor == "misses" ? "miss" : "read") << "\n"
-    << "    residual RMS " << calibrate::format_time(s.residual_rms) << ", R^2 " << fixed(s.r2, 3) << "\n";
+    << "    residual RMS " << calibrate::format_time(s.residual_rms) << ", R^2 " << fixed(s.r2, 3) << "; " << per
+    << " per step in the fit " << fixed(f.x_min, 2) << " to " << fixed(f.x_max, 2)
+    << (f.x_min > 0.25 * f.x_max ? " (t_fast is extrapolated far below the data)" : "") << "\n";
+}
+
+double positive_number(const Args& args, const char* name) {
+  const std::string t = *args.get(name);
+  double v = 0;
+  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (res.ec != std::errc() || res.ptr != t.data() + t.size() || !(v > 0) || !std::isfinite(v))
+    throw UsageError(std::string(name) + ": expected a positive number, got \"" + t + "\"");
+  return v;
 }
 
 }  // namespace
 
 int calibrate_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
-  spec.with_value = {"--from-log", "--records-out", "--draft-tokens", "--tokens-per-step"};
+  spec.with_value = {"--from-log", "--records-out", "--draft-tokens", "--tokens-per-step", "--max-misses-per-step"};
   spec.flags = {"--json", "--help"};
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
@@ -150,13 +165,9 @@ int calibrate_command(const std::vector<std::string>& argv) {
   const std::string file = args.require("--from-log");
   calibrate::LogOptions options;
   if (args.get("--draft-tokens")) options.draft_tokens = static_cast<int>(args.integer("--draft-tokens", 0, 1, 64));
-  if (auto t = args.get("--tokens-per-step")) {
-    double v = 0;
-    const auto res = std::from_chars(t->data(), t->data() + t->size(), v);
-    if (res.ec != std::errc() || res.ptr != t->data() + t->size() || !(v > 0))
-      throw UsageError("--tokens-per-step: expected a positive number, got \"" + *t + "\"");
-    options.tokens_per_step = v;
-  }
+  if (args.get("--tokens-per-step")) options.tokens_per_step = positive_number(args, "--tokens-per-step");
+  std::optional<double> max_x;
+  if (args.get("--max-misses-per-step")) max_x = positive_number(args, "--max-misses-per-step");
 
   std::ifstream in(file);
   if (!in) throw UsageError("cannot read " + file);
@@ -175,9 +186,9 @@ int calibrate_command(const std::vector<std::string>& argv) {
         (log.unpaired.empty() ? std::string() : " (first: " + log.unpaired.front().kind + ")")});
   }
 
-  const calibrate::StepFit miss_fit = calibrate::fit_step_time(log.records, "misses");
-  const calibrate::StepFit pcie_fit = calibrate::fit_step_time(log.records, "pcie_reads");
-  if (auto path = args.get("--records-out")) write_records(*path, log.records, miss_fit);
+  const calibrate::StepFit miss_fit = calibrate::fit_step_time(log.records, "misses", max_x);
+  const calibrate::StepFit pcie_fit = calibrate::fit_step_time(log.records, "pcie_reads", max_x);
+  if (auto path = args.get("--records-out")) write_records(*path, log.records, miss_fit, max_x);
 
   std::vector<double> hit, overflow, decode, step;
   std::int64_t with_cache = 0, llama = 0;
@@ -215,7 +226,7 @@ int calibrate_command(const std::vector<std::string>& argv) {
     write_dist("pcie_overflow", overflow);
     write_dist("decode_tok_s", decode);
     write_dist("step_s", step);
-    j.field("steps_from", steps_from);
+    j.field("steps_from", steps_from).field("max_misses_per_step", max_x);
     write_fit_json(j, "fit", miss_fit, "c_miss");
     write_fit_json(j, "fit_pcie", pcie_fit, "c_pcie");
     j.end_object();
@@ -242,6 +253,7 @@ int calibrate_command(const std::vector<std::string>& argv) {
     << fixed(d.max, 0) << ")\n";
   if (!step.empty()) o << "  step time       p50 " << calibrate::format_time(dist(step).p50) << "  (steps: " << steps_from << ")\n";
   o << "\n";
+  if (max_x) o << "  fits over the requests with at most " << fixed(*max_x, 2) << " misses per step\n";
   print_fit(o, miss_fit, "c_miss", "cache misses");
   print_fit(o, pcie_fit, "c_pcie", "PCIe reads");
   o << "\n  How these map onto configs/engines/*.yaml (step_overhead, miss_sync): docs/calibration.md\n";
