@@ -135,8 +135,14 @@ std::string to_json(const workloads::FitReport& rep) {
   j.field("usable_gib", rep.usable_bytes / units::kGiB)
       .field("usable_share", workloads::usable_share(q.gpu.gpu_class, q.gpus))
       .field("fits", rep.fits)
-      .field("headroom_gib", rep.headroom_bytes / units::kGiB)
-      .field("kv_gib_per_1k_tokens", rep.kv_bytes_per_1k_tokens / units::kGiB)
+      .field("headroom_gib", rep.headroom_bytes / units::kGiB);
+  j.key("cards").begin_array();
+  for (const auto& c : rep.cards)
+    j.begin_object().field("first_layer", static_cast<std::int64_t>(c.first_layer))
+        .field("end_layer", static_cast<std::int64_t>(c.end_layer)).field("need_gib", c.need / units::kGiB)
+        .field("usable_gib", c.usable / units::kGiB).field("fits", c.fits()).end_object();
+  j.end_array();
+  j.field("kv_gib_per_1k_tokens", rep.kv_bytes_per_1k_tokens / units::kGiB)
       .field("max_context_tokens", static_cast<std::int64_t>(rep.max_context_tokens))
       .field("bytes_per_token_gb", rep.bytes_per_token / units::kGB)
       .field("decode_efficiency", rep.decode_efficiency)
@@ -178,8 +184,13 @@ std::string to_table(const workloads::FitReport& rep) {
     << gib(q.gpu.memory_bytes) << ", " << hw::to_string(q.gpu.gpu_class) << (q.gpus > 1 ? ", split" : "") << ")\n";
   if (rep.fits)
     o << "  fits         yes, " << gib(rep.headroom_bytes) << " headroom\n";
+  else if (rep.headroom_bytes >= 0)
+    o << "  fits         NO: layers are whole, " << workloads::first_overfull_card(rep.cards) << "\n";
   else
     o << "  fits         NO, " << gib(-rep.headroom_bytes) << " short\n";
+  for (std::size_t c = 0; c < rep.cards.size(); ++c)
+    o << "  card " << c << "       layers " << rep.cards[c].first_layer << "-" << rep.cards[c].end_layer - 1 << ": "
+      << gib(rep.cards[c].need) << " of " << gib(rep.cards[c].usable) << "\n";
   if (rep.max_context_tokens == 0)
     o << "  max context  none: the weights and fixed overhead alone exceed the usable memory\n";
   else

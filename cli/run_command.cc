@@ -74,6 +74,57 @@ void write_breakdown(json::Writer& j, const sim::StepCosts& c) {
       .end_object();
 }
 
+// Every card's part of the model and its use, and every link's traffic.
+void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& r) {
+  const double t = r.makespan_s > 0 ? r.makespan_s : 1.0;
+  j.field("split", std::string(sim::to_string(s.engine.split)));
+  j.key("cards").begin_array();
+  for (std::size_t c = 0; c < r.cards.size(); ++c) {
+    const auto& plan = r.cards[c];
+    j.begin_object()
+        .field("gpu", s.cards[c].gpu.spec.name)
+        .field("link", s.cards[c].link.spec.name)
+        .field("first_layer", static_cast<std::int64_t>(plan.first_layer))
+        .field("end_layer", static_cast<std::int64_t>(plan.end_layer))
+        .field("shard", plan.shard)
+        .field("weights_gib", plan.non_expert_weights / units::kGiB)
+        .field("kv_gib", plan.kv_cache / units::kGiB)
+        .field("free_at_start_mib", plan.free_at_start / units::kMiB)
+        .field("cache_slots", plan.slots)
+        .field("coverage", plan.coverage())
+        .field("util", std::min(1.0, r.card_use[c].busy_s / t))
+        .end_object();
+  }
+  j.end_array();
+  j.key("links").begin_array();
+  for (const auto& l : r.links)
+    j.begin_object().field("name", l.name).field("bandwidth_gb_s", l.bandwidth / 1e9).field("gb", l.bytes / 1e9)
+        .field("util", std::min(1.0, l.bytes / (l.bandwidth * t))).end_object();
+  j.end_array();
+  j.field("handoff_s", r.handoff_s).field("collective_s", r.collective_s);
+}
+
+// The per-card lines of the table (several cards only).
+void card_lines(std::ostream& o, const sim::Scenario& s, const sim::RunResult& r) {
+  const double t = r.makespan_s > 0 ? r.makespan_s : 1.0;
+  o << "  split           " << sim::to_string(s.engine.split) << " over " << r.cards.size() << " cards";
+  if (r.handoff_s > 0) o << "; hand-offs " << fixed(100 * r.handoff_s / t, 1) << "% of the run";
+  if (r.collective_s > 0) o << "; all-reduces " << fixed(100 * r.collective_s / t, 1) << "% of the run";
+  o << "\n";
+  for (std::size_t c = 0; c < r.cards.size(); ++c) {
+    const auto& plan = r.cards[c];
+    o << "  card " << c << "          " << s.cards[c].gpu.spec.name << " on " << s.cards[c].link.spec.name << ": layers "
+      << plan.first_layer << "-" << plan.end_layer - 1 << (plan.shard < 1 ? " (1/" + std::to_string(r.cards.size()) + " of each)" : "")
+      << ", weights " << fixed(plan.non_expert_weights / units::kGiB, 2) << " GiB + KV " << fixed(plan.kv_cache / units::kGiB, 2)
+      << " GiB";
+    if (s.model.moe) o << ", cache " << plan.slots << " slots (" << fixed(100 * plan.coverage(), 1) << "%)";
+    o << ", util " << fixed(100 * std::min(1.0, r.card_use[c].busy_s / t), 1) << "%\n";
+  }
+  for (const auto& l : r.links)
+    o << "  link            " << l.name << ": " << fixed(l.bytes / 1e9, 3) << " GB, util "
+      << fixed(100 * std::min(1.0, l.bytes / (l.bandwidth * t)), 2) << "%\n";
+}
+
 std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
   const Summary m = collect(r);
   json::Writer j;
@@ -93,6 +144,7 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
       .field("prefill_s", r.prefill_fill_s)
       .end_object();
   j.field("pcie_frac", r.pcie_frac);
+  write_cards(j, s, r);
   auto dist = [&](const char* name, const std::vector<double>& v) {
     j.key(name).begin_object().field("p50", pct(v, 0.5)).field("mean", sim::mean(v)).field("p5", pct(v, 0.05))
         .field("p95", pct(v, 0.95)).field("min", pct(v, 0)).field("max", pct(v, 1)).end_object();
@@ -131,16 +183,21 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   const auto& plan = r.plan;
   std::ostringstream o;
   o << "vramsim run: " << s.source << " (seed " << s.seed << ")\n"
-    << "  " << s.model.display_name << " on " << s.gpu.spec.display_name << ", " << s.link.spec.name << " at "
-    << units::format_bandwidth(s.link.h2d_bandwidth) << ", host " << s.host.name << ", engine " << s.engine.preset << "\n"
-    << "  VRAM  " << fixed(plan.card_total / units::kMiB, 0) << " MiB card - " << fixed(plan.others / units::kMiB, 0)
+    << "  " << s.model.display_name << " on " << (s.cards.size() > 1 ? std::to_string(s.cards.size()) + "x " : "")
+    << s.gpu.spec.display_name << ", " << s.link.spec.name << " at "
+    << units::format_bandwidth(s.link.h2d_bandwidth) << ", host " << s.host.name << ", engine " << s.engine.preset << "\n";
+  if (s.cards.size() > 1) card_lines(o, s, r);
+  o << "  VRAM  " << fixed(plan.card_total / units::kMiB, 0) << " MiB card - " << fixed(plan.others / units::kMiB, 0)
     << " others - " << fixed(plan.fixed / units::kMiB, 0) << " fixed = " << fixed(plan.free_at_start / units::kMiB, 0)
-    << " MiB free" << (plan.free_measured ? " (measured)" : "") << "\n"
-    << "  cache " << plan.slots << " slots of " << fixed(plan.slot_bytes / units::kMiB, 3) << " MiB ("
+    << " MiB free" << (plan.free_measured ? " (measured)" : "") << (s.cards.size() > 1 ? " (card 0)" : "") << "\n";
+  if (!s.model.moe)
+    o << "  dense model: no expert cache\n\n";
+  else
+    o << "  cache " << plan.slots << " slots of " << fixed(plan.slot_bytes / units::kMiB, 3) << " MiB ("
     << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "
     << sim::to_string(s.engine.policy) << "), pre-filled in " << fixed(r.prefill_fill_s, 2) << " s; pcie_frac "
-    << fixed(r.pcie_frac, 2) << "\n\n"
-    << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
+    << fixed(r.pcie_frac, 2) << "\n\n";
+  o << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
     << (r.rejected() ? " (" + std::to_string(r.rejected_context) + " prompt over the context window, " +
                            std::to_string(r.rejected_queue) + " queue full)"
                      : std::string())
@@ -150,12 +207,12 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     o << "  no request completed: nothing else to summarise\n";
     return o.str();
   }
-  o
-    << "  hit rate        p50 " << fixed(100 * pct(m.hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(m.hit, 0.05), 1)
+  if (s.model.moe)
+    o << "  hit rate        p50 " << fixed(100 * pct(m.hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(m.hit, 0.05), 1)
     << "%, p95 " << fixed(100 * pct(m.hit, 0.95), 1) << "%)\n"
     << "  PCIe overflow   p50 " << fixed(100 * pct(m.overflow, 0.5), 2) << "%  (p95 " << fixed(100 * pct(m.overflow, 0.95), 2)
-    << "%, max " << fixed(100 * pct(m.overflow, 1), 2) << "%)\n"
-    << "  decode tok/s    p50 " << fixed(pct(m.decode, 0.5), 1) << "  mean " << fixed(sim::mean(m.decode), 1) << "  p5 "
+    << "%, max " << fixed(100 * pct(m.overflow, 1), 2) << "%)\n";
+  o << "  decode tok/s    p50 " << fixed(pct(m.decode, 0.5), 1) << "  mean " << fixed(sim::mean(m.decode), 1) << "  p5 "
     << fixed(pct(m.decode, 0.05), 1) << "  p95 " << fixed(pct(m.decode, 0.95), 1) << "  (range "
     << fixed(pct(m.decode, 0), 0) << "-" << fixed(pct(m.decode, 1), 0) << ")\n"
     << "  TTFT            p50 " << fixed(1e3 * pct(m.ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(m.ttft, 0.95), 0) << " ms\n";

@@ -52,6 +52,7 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
   if (auto pcie = r.optional_map("pcie")) {
     g.pcie_generation = static_cast<int>(pcie->integer("generation", 1, 7));
     g.pcie_lanes = static_cast<int>(pcie->integer("lanes", 1, 16));
+    g.peer_to_peer = pcie->boolean("peer_to_peer", g.gpu_class != GpuClass::Consumer);
     pcie->finish();
   } else if (!g.unified()) {
     config::fail(node, key_path, "missing required key \"pcie\" (a discrete card sits on a PCIe link)");

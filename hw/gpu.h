@@ -27,6 +27,10 @@ struct GpuSpec {
   double idle_watts = 0;
   int pcie_generation = 0;                     // 0 for unified-memory parts (no PCIe link)
   int pcie_lanes = 0;
+  // Whether two such cards can copy to each other directly over PCIe (peer-to-peer DMA).
+  // GeForce cards cannot (their copies are staged through host memory); workstation and
+  // datacenter cards can. From the catalogue's `pcie.peer_to_peer`, else by class.
+  bool peer_to_peer = false;
 
   bool unified() const { return gpu_class == GpuClass::Unified; }
 };

@@ -5,10 +5,13 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 
 #include "sim/expert_cache.h"
+#include "sim/fabric.h"
 #include "sim/platform.h"
 #include "sim/routing_profile.h"
 #include "sim/request_runner.h"
@@ -30,6 +33,7 @@ struct Job {
 };
 
 LayerPopularity build_popularity(const Scenario& s) {
+  if (!s.model.moe) return {};
   const auto& moe = *s.model.moe;
   const auto& r = *moe.routing;
   if (!r.profile.empty()) {
@@ -52,18 +56,45 @@ LayerPopularity build_popularity(const Scenario& s) {
 
 class Simulation {
  public:
-  Simulation(const Scenario& s, const RunOptions& o, RunResult& out)
-      : s_(s), options_(o), out_(out), model_(s, out.plan) {}
+  Simulation(const Scenario& s, const RunOptions& o, RunResult& out) : s_(s), options_(o), out_(out) {
+    models_.reserve(out.cards.size());
+    for (std::size_t c = 0; c < out.cards.size(); ++c) models_.emplace_back(s, out.cards[c], static_cast<int>(c));
+    // Each card's expert cache holds its own layers' experts, hottest first.
+    if (s.model.moe)
+      for (std::size_t c = 0; c < out.cards.size(); ++c) {
+        const auto& plan = out.cards[c];
+        LayerPopularity mine(out.popularity.begin() + plan.first_layer, out.popularity.begin() + plan.end_layer);
+        if (s.engine.split == Split::Expert)  // this card's ranks: c, c + N, ...
+          for (auto& layer : mine) layer = layer.strided(static_cast<int>(c), static_cast<int>(out.cards.size()));
+        caches_.push_back(std::make_unique<ExpertCache>(s.engine.policy, plan.slots, s.engine.dynamic_share, mine));
+      }
+    for (std::size_t c = 0; c < out.cards.size(); ++c)
+      stages_.push_back(Stage{out.cards[c].first_layer, out.cards[c].end_layer, &models_[c],
+                              caches_.empty() ? nullptr : caches_[c].get()});
+    out.card_use.assign(out.cards.size(), RunResult::CardUse{});
+    link_bytes_.assign(out.cards.size(), 0.0);
+  }
 
   void run() {
     auto engine = make_exact_engine();
     // The host's worker groups are its cores; a core's speed is one group's expert throughput
     // (bytes of expert weights per second), so an expert is an exec of its size in bytes.
-    const Platform platform = build_host_gpu_platform(kSpeed, model_.host_worker_rate(),
-                                                      s_.engine.physics.host_expert_workers,
-                                                      s_.link.h2d_bandwidth, s_.link.spec.latency_s);
-    host_ = platform.host;
-    gpu_ = platform.gpu;
+    PlatformSpec spec;
+    spec.gpu_speed = kSpeed;
+    spec.host_speed = s_.model.moe ? model().host_worker_rate() : kSpeed;
+    spec.host_cores = std::max(1, s_.engine.physics.host_expert_workers);
+    for (std::size_t c = 0; c < s_.cards.size(); ++c)
+      spec.card_links.push_back(LinkParams{"pcie" + std::to_string(c), s_.cards[c].link.h2d_bandwidth, s_.cards[c].link.spec.latency_s});
+    if (s_.pcie_switch)
+      spec.pcie_switch = LinkParams{"switch", s_.pcie_switch->h2d_bandwidth, s_.pcie_switch->spec.latency_s};
+    if (s_.gpu_link) spec.gpu_link = LinkParams{"gpulink", s_.gpu_link->h2d_bandwidth, s_.gpu_link->spec.latency_s};
+    spec.peer_to_peer = true;
+    for (const auto& c : s_.cards) spec.peer_to_peer = spec.peer_to_peer && c.gpu.spec.peer_to_peer;
+    platform_ = build_platform(spec);
+    fabric_ = std::make_unique<Fabric>(platform_, spec.pcie_switch.has_value(), spec.gpu_link.has_value());
+    host_ = platform_.host;
+    gpu_ = platform_.gpu;
+    for (std::size_t c = 0; c < s_.cards.size(); ++c) card_lock_.push_back(s4u::Mutex::create());
 
     queue_ = s4u::Mailbox::by_name("queue");
     engine_loop_ = s4u::Mutex::create();
@@ -75,6 +106,8 @@ class Simulation {
       s4u::Actor::create("slot" + std::to_string(slot), gpu_, [this] { slot_loop(); })->daemonize();
     engine->run();
     out_.makespan_s = s4u::Engine::get_clock();
+    out_.simgrid_activities += fabric_->communications();
+    report_links(spec);
   }
 
  private:
@@ -141,12 +174,12 @@ class Simulation {
   // bubble's fixed part) the host's groups compute their experts and the link carries the
   // rest; the layer ends when all three have.
   void run_step_contended(const StepResult& step, int tokens, std::int64_t context) {
-    const StepCosts fixed = model_.step_fixed(tokens);
+    const StepCosts fixed = model().step_fixed(tokens);
     s4u::this_actor::sleep_for(fixed.host_idle);
     s4u::this_actor::execute((fixed.total() - fixed.host_idle) * kSpeed);
     out_.simgrid_activities += 2;
     for (const auto& layer : step.layers) {
-      const StepModel::LayerDemand d = model_.layer_demand(layer.experts, tokens, context);
+      const StepModel::LayerDemand d = model().layer_demand(layer.experts, tokens, context);
       s4u::this_actor::execute(d.gpu_before * kSpeed);
       ++out_.simgrid_activities;
       if (d.sync == 0 && d.pcie_bytes == 0) {
@@ -161,7 +194,7 @@ class Simulation {
       s4u::ExecPtr host = nullptr;
       if (d.host_experts > 0)
         host = s4u::Exec::init()
-                   ->set_flops_amount(model_.expert_bytes())  // per thread: one expert per worker group
+                   ->set_flops_amount(model().expert_bytes())  // per thread: one expert per worker group
                    ->set_host(host_)
                    ->set_thread_count(d.host_experts)
                    ->start();
@@ -191,29 +224,41 @@ class Simulation {
     rec.gen_tokens = s_.workload.gen_tokens;
     rec.arrival_s = job.arrival;
     rec.start_s = s4u::Engine::get_clock();
-    RequestRunner runner(s_, model_, out_.popularity, *cache_, job.id, rec.prompt_tokens, rec.gen_tokens);
+    RequestRunner runner(s_, stages_, out_.popularity, job.id, rec.prompt_tokens, rec.gen_tokens, s_.engine.split);
 
-    StepCosts pre = runner.prefill();
-    run_whole_step(pre.total());
+    std::vector<StepCosts> pre_cards;
+    if (expert_split()) runner.set_exchange(exchange_times(rec.prompt_tokens));
+    StepCosts pre = runner.prefill(&pre_cards);
+    if (expert_split())
+      run_expert_step(pre, pre_cards, {}, rec.prompt_tokens, false);
+    else if (multi_card())
+      run_split_step(pre_cards, rec.prompt_tokens, false);
+    else
+      run_whole_step(pre.total());
     out_.prefill += pre;
     rec.first_token_s = s4u::Engine::get_clock();
     rec.prefill_s = rec.first_token_s - rec.start_s;
     account_gpu(pre);
 
-    const bool contended = s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
+    const bool contended = !multi_card() && s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
+    if (expert_split()) runner.set_exchange(exchange_times(tokens));
     while (!runner.done()) {
       const bool keep = contended || out_.decode_steps < options_.trace_steps;
       const std::int64_t context = rec.prompt_tokens + runner.generated();
       StepResult step = runner.step(keep);
       const double t0 = s4u::Engine::get_clock();
-      if (contended)
+      if (expert_split())
+        run_expert_step(step.costs, step.stage_costs, step.exchanges, tokens, out_.decode_steps < options_.trace_steps);
+      else if (multi_card())
+        run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
+      else if (contended)
         run_step_contended(step, tokens, context);
       else
         run_whole_step(step.costs.total());
       out_.decode += step.costs;
       account_gpu(step.costs);
-      if (out_.decode_steps < options_.trace_steps) record_trace(t0, step);
+      if (!multi_card() && out_.decode_steps < options_.trace_steps) record_trace(t0, step);
       ++out_.decode_steps;
     }
     rec.end_s = s4u::Engine::get_clock();
@@ -249,10 +294,151 @@ class Simulation {
   void account_gpu(const StepCosts& c) {
     out_.gpu_resident_s += c.total() - c.host_idle;
     out_.gpu_busy_useful_s += c.compute;
+    if (!multi_card()) use_card(0, c);
+  }
+
+  void use_card(int card, const StepCosts& c) {
+    auto& u = out_.card_use[static_cast<std::size_t>(card)];
+    u.busy_s += c.total() - c.host_idle;
+    u.compute_s += c.compute;
+    u.vram_bytes += c.vram_bytes;
+    link_bytes_[static_cast<std::size_t>(card)] += c.pcie_bytes;
+  }
+
+  bool multi_card() const { return s_.cards.size() > 1; }
+  bool expert_split() const { return s_.engine.split == Split::Expert; }
+
+  // Holds every card (in order) while a slot's step uses them all, when slots compete.
+  void hold_all_cards(bool hold) {
+    if (s_.engine.parallel <= 1) return;
+    if (hold)
+      for (auto& lock : card_lock_) lock->lock();
+    else
+      for (auto it = card_lock_.rbegin(); it != card_lock_.rend(); ++it) (*it)->unlock();
+  }
+
+  // Expert split: per card c >= 1, seconds to send `tokens` positions' hidden states from the
+  // first card to card c and back, with the synchronisation on each side. The first exchange
+  // of each size runs as SimGrid communications (its time is credited to the step that follows);
+  // the fabric is otherwise idle while the cards are held, so later ones reuse its duration.
+  std::vector<double> exchange_times(std::int64_t tokens) {
+    auto known = exchange_s_.find(tokens);
+    if (known != exchange_s_.end()) return known->second;
+    const double bytes = static_cast<double>(tokens) * model().activation_bytes();
+    std::vector<double> times(s_.cards.size(), 0.0);
+    hold_all_cards(true);
+    for (std::size_t c = 1; c < s_.cards.size(); ++c) {
+      const double t0 = s4u::Engine::get_clock();
+      fabric_->card_to_card(0, static_cast<int>(c), bytes);
+      fabric_->card_to_card(static_cast<int>(c), 0, bytes);
+      times[c] = s4u::Engine::get_clock() - t0 + 2 * s_.engine.physics.handoff_sync;
+      credit_s_ += s4u::Engine::get_clock() - t0;
+    }
+    hold_all_cards(false);
+    return exchange_s_.emplace(tokens, times).first->second;
+  }
+
+  // Expert split: the step (or prefill) holds every card for its critical path (attention on
+  // the first card, then the slowest card's experts and exchange per layer).
+  void run_expert_step(const StepCosts& total, const std::vector<StepCosts>& cards, const std::vector<int>& exchanges,
+                       std::int64_t tokens, bool trace) {
+    hold_all_cards(true);
+    const double t0 = s4u::Engine::get_clock();
+    const double credit = std::min(credit_s_, total.total());
+    credit_s_ -= credit;
+    s4u::this_actor::sleep_for(total.total() - credit);
+    ++out_.simgrid_activities;
+    hold_all_cards(false);
+    const double bytes = static_cast<double>(tokens) * model().activation_bytes();
+    for (std::size_t c = 0; c < cards.size(); ++c) {
+      use_card(static_cast<int>(c), cards[c]);
+      if (c < exchanges.size() && exchanges[c] > 0) {
+        fabric_->count_card_to_card(0, static_cast<int>(c), exchanges[c] * bytes);
+        fabric_->count_card_to_card(static_cast<int>(c), 0, exchanges[c] * bytes);
+        out_.handoff_s += exchanges[c] * exchange_s_.at(tokens)[c];
+      }
+      if (trace) out_.trace.push_back({"attention + experts", "GPU " + std::to_string(c), t0, cards[c].total()});
+    }
+  }
+  bool tensor() const { return s_.engine.split == Split::Tensor; }
+  const StepModel& model() const { return models_.front(); }
+
+  // Card `c` runs `costs` (its layers of a step or prefill); with several slots the card is
+  // held, so that slots' work on one card is serial while different cards overlap.
+  void run_on_card(int c, const StepCosts& costs, bool trace, const char* what) {
+    const bool shared = s_.engine.parallel > 1;
+    if (shared) card_lock_[static_cast<std::size_t>(c)]->lock();
+    const double t0 = s4u::Engine::get_clock();
+    s4u::this_actor::sleep_for(costs.total());
+    ++out_.simgrid_activities;
+    if (shared) card_lock_[static_cast<std::size_t>(c)]->unlock();
+    use_card(c, costs);
+    if (trace) out_.trace.push_back({what, "GPU " + std::to_string(c), t0, costs.total()});
+  }
+
+  // A step (or prefill) of `tokens` positions on several cards. Pipeline: each card's layers
+  // in turn, the hidden states handed to the next card over the platform. Tensor: every layer
+  // on all cards at once (each its shard; the slowest sets the pace) and two all-reduces of
+  // the hidden states per layer (after attention, after the MLP).
+  void run_split_step(const std::vector<StepCosts>& cards, std::int64_t tokens, bool trace) {
+    const double bytes = static_cast<double>(tokens) * model().activation_bytes();
+    const auto& ph = s_.engine.physics;
+    if (!tensor()) {
+      for (std::size_t c = 0; c < cards.size(); ++c) {
+        run_on_card(static_cast<int>(c), cards[c], trace, "layers");
+        if (c + 1 == cards.size()) break;
+        const double t0 = s4u::Engine::get_clock();
+        s4u::this_actor::sleep_for(ph.handoff_sync);
+        fabric_->card_to_card(static_cast<int>(c), static_cast<int>(c) + 1, bytes);
+        out_.handoff_s += s4u::Engine::get_clock() - t0;
+        if (trace) out_.trace.push_back({"hand-off", "link", t0, s4u::Engine::get_clock() - t0});
+      }
+      return;
+    }
+    const bool shared = s_.engine.parallel > 1;
+    if (shared)
+      for (auto& lock : card_lock_) lock->lock();
+    const int layers = s_.model.layers;
+    double slowest = 0;
+    for (const auto& c : cards) slowest = std::max(slowest, c.total());
+    const double t0 = s4u::Engine::get_clock();
+    // All cards are held and nothing else uses the fabric during a tensor step, so every
+    // all-reduce of a given size takes the same time: the first of each size runs as SimGrid
+    // communications, the rest reuse its measured duration (exact, and ~100x fewer activities).
+    auto known = all_reduce_s_.find(bytes);
+    if (known == all_reduce_s_.end()) {
+      const double a0 = s4u::Engine::get_clock();
+      fabric_->all_reduce(bytes);
+      known = all_reduce_s_.emplace(bytes, s4u::Engine::get_clock() - a0).first;
+    }
+    const double collectives = layers * 2.0 * (ph.collective_sync + known->second);
+    s4u::this_actor::sleep_until(t0 + slowest + collectives);
+    ++out_.simgrid_activities;
+    out_.collective_s += collectives;
+    for (std::size_t c = 0; c < cards.size(); ++c) {
+      use_card(static_cast<int>(c), cards[c]);
+      if (trace) out_.trace.push_back({"layers + all-reduces", "GPU " + std::to_string(c), t0, s4u::Engine::get_clock() - t0});
+    }
+    if (shared)
+      for (auto it = card_lock_.rbegin(); it != card_lock_.rend(); ++it) (*it)->unlock();
+  }
+
+  // Each link's traffic: the expert path's bytes (inside the step model's times) plus what
+  // the fabric carried (hand-offs, all-reduces).
+  void report_links(const PlatformSpec& spec) {
+    for (std::size_t c = 0; c < spec.card_links.size(); ++c)
+      out_.links.push_back(LinkUse{spec.card_links[c].name + " (" + s_.cards[c].link.spec.name + ")",
+                                   spec.card_links[c].bandwidth, link_bytes_[c] + fabric_->card_link_bytes(static_cast<int>(c))});
+    if (spec.pcie_switch)
+      out_.links.push_back(LinkUse{"switch uplink (" + s_.pcie_switch->spec.name + ")", spec.pcie_switch->bandwidth,
+                                   fabric_->switch_bytes() + std::accumulate(link_bytes_.begin(), link_bytes_.end(), 0.0)});
+    if (spec.gpu_link)
+      out_.links.push_back(LinkUse{"card-to-card (" + s_.gpu_link->spec.name + ")", spec.gpu_link->bandwidth,
+                                   fabric_->gpu_link_bytes()});
   }
 
   void record_trace(double t0, const StepResult& step) {
-    const StepCosts fixed = model_.step_fixed(0);
+    const StepCosts fixed = model().step_fixed(0);
     double t = t0;
     out_.trace.push_back({"host step work", "host", t, fixed.host_idle});
     t += fixed.host_idle;
@@ -271,14 +457,20 @@ class Simulation {
     }
   }
 
- public:
-  std::unique_ptr<ExpertCache> cache_;
-
  private:
   const Scenario& s_;
   const RunOptions& options_;
   RunResult& out_;
-  StepModel model_;
+  std::vector<StepModel> models_;                     // per card
+  std::vector<std::unique_ptr<ExpertCache>> caches_;  // per card (MoE)
+  std::vector<Stage> stages_;
+  Platform platform_;
+  std::unique_ptr<Fabric> fabric_;
+  std::vector<s4u::MutexPtr> card_lock_;
+  std::map<double, double> all_reduce_s_;             // tensor: all-reduce duration by bytes
+  std::map<std::int64_t, std::vector<double>> exchange_s_;  // expert split: per tokens, per card
+  double credit_s_ = 0;                               // exchange time already simulated
+  std::vector<double> link_bytes_;                    // per card host link: expert-path bytes
   s4u::Host* host_ = nullptr;
   s4u::Host* gpu_ = nullptr;
   s4u::Mailbox* queue_ = nullptr;
@@ -290,13 +482,14 @@ class Simulation {
 
 RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   RunResult out;
-  out.plan = plan_vram(s);
+  out.cards = plan_cards(s);
+  out.plan = out.cards.front();
   out.popularity = build_popularity(s);
   Simulation sim(s, options, out);
   out.pcie_frac = StepModel(s, out.plan).pcie_frac();
-  sim.cache_ = std::make_unique<ExpertCache>(s.engine.policy, out.plan.slots, s.engine.dynamic_share, out.popularity);
-  // Pre-filling the cache at start: every slot copied over the link.
-  out.prefill_fill_s = out.plan.cache_bytes / s.link.h2d_bandwidth;
+  // Pre-filling the caches at start: every slot copied over its card's link (cards at once).
+  for (std::size_t c = 0; c < out.cards.size(); ++c)
+    out.prefill_fill_s = std::max(out.prefill_fill_s, out.cards[c].cache_bytes / s.cards[c].link.h2d_bandwidth);
   out.samples.reserve(static_cast<std::size_t>(s.workload.requests));
   sim.run();
   return out;

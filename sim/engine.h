@@ -1,7 +1,11 @@
 // `vramsim run`: the event simulation of one scenario.
 //
-// SimGrid holds the platform (host CPU, GPU, the host link as an exact split-duplex link) and
-// the actors: closed-loop clients and the engine's parallel slots. Each decode step becomes a
+// SimGrid holds the platform (host CPU, the cards, their host links, an optional PCIe switch
+// and card-to-card link; platform.h) and the actors: closed-loop clients and the engine's
+// parallel slots. Several cards run a split (engine.split): a pipeline runs each card's layers
+// in turn and hands the activations to the next card over the platform (slots' steps on
+// different cards overlap, so concurrent requests fill the pipeline); a tensor split runs
+// every layer on all cards at once and all-reduces twice per layer (fabric.h). Each decode step becomes a
 // GPU activity (its duration from the step model) and, when it reads over PCIe, a transfer on
 // the link, so that slots that run at once share the GPU and the link. Routing, cache look-ups
 // and the step model stay in plain C++ (request_runner.h).
@@ -74,8 +78,25 @@ struct RequestSample {
   float prefill_tok_s = 0;
 };
 
+// One link's traffic over the run.
+struct LinkUse {
+  std::string name;        // "pcie0 (pcie-gen4-x16)", "nvlink", "switch uplink"
+  double bandwidth = 0;    // bytes per second, per direction
+  double bytes = 0;        // carried in the busier direction's sense: all bytes over the link
+};
+
 struct RunResult {
-  VramPlan plan;
+  VramPlan plan;                        // the first card's
+  std::vector<VramPlan> cards;          // every card's
+  struct CardUse {
+    double busy_s = 0;      // time with a kernel resident
+    double compute_s = 0;   // of which streaming weights and KV (useful)
+    double vram_bytes = 0;  // streamed from this card's VRAM
+  };
+  std::vector<CardUse> card_use;        // per card
+  std::vector<LinkUse> links;           // per card host link, then the switch uplink and card-to-card links
+  double handoff_s = 0;                 // pipeline: time spent handing activations between cards
+  double collective_s = 0;              // tensor: time spent in all-reduces
   LayerPopularity popularity;  // one per MoE layer
   double pcie_frac = 0;
   double prefill_fill_s = 0;            // pre-filling the cache at start

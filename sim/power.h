@@ -1,4 +1,4 @@
-// GPU power and utilisation over a run.
+// GPU power and utilisation over a run (several cards: summed power, mean utilisation).
 //
 //   mean power = idle + wait_power x (share of time a kernel is resident)
 //                + energy_per_byte x (VRAM bytes streamed) / time

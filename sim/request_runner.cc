@@ -17,36 +17,165 @@ double conditional_acceptance(int draft_tokens, double acceptance) {
   return 0.5 * (lo + hi);
 }
 
-RequestRunner::RequestRunner(const Scenario& s, const StepModel& model, const LayerPopularity& popularity,
-                             ExpertCache& cache, std::uint64_t request_id, std::int64_t prompt_tokens,
-                             std::int64_t gen_tokens)
+RequestRunner::RequestRunner(const Scenario& s, std::vector<Stage> stages, const LayerPopularity& popularity,
+                             std::uint64_t request_id, std::int64_t prompt_tokens, std::int64_t gen_tokens,
+                             Split split)
     : s_(s),
-      model_(model),
+      stages_(std::move(stages)),
+      side_by_side_(split == Split::Tensor),
+      expert_split_(split == Split::Expert),
       popularity_(popularity),
-      cache_(cache),
-      router_(popularity,
-              RoutingParams{s.model.moe->routing->request_share_median, s.model.moe->routing->request_share_sigma,
-                            s.model.moe->routing->locality},
-              CounterRng(s.seed).with(0x524F555445ULL), request_id),
       rng_(CounterRng(s.seed).with(0x53544550ULL).with(request_id)),
       prompt_tokens_(prompt_tokens),
-      gen_tokens_(gen_tokens),
-      seen_(static_cast<std::size_t>(popularity.front().experts()), 0) {
+      gen_tokens_(gen_tokens) {
+  if (s.model.moe) {
+    router_.emplace(popularity,
+                    RoutingParams{s.model.moe->routing->request_share_median, s.model.moe->routing->request_share_sigma,
+                                  s.model.moe->routing->locality},
+                    CounterRng(s.seed).with(0x524F555445ULL), request_id);
+    seen_.assign(static_cast<std::size_t>(popularity.front().experts()), 0);
+  }
   if (s.engine.speculative) accept_probability_ = conditional_acceptance(s.engine.draft_tokens, s.engine.acceptance);
 }
 
-StepCosts RequestRunner::prefill() {
+StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
   // Expected distinct experts touched by the prompt per layer: 1 - (1 - pi)^P for each.
   const double p = static_cast<double>(prompt_tokens_);
-  double missing = 0, resident = 0;
-  for (int layer = 0; layer < s_.model.moe->layers; ++layer) {
-    const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
-    for (std::size_t e = 0; e < pi.size(); ++e) {
-      const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
-      (cache_.resident(layer, static_cast<int>(e)) ? resident : missing) += touched;
+  StepCosts total;
+  if (expert_split_) {
+    // The first card runs the prompt's GEMMs; each card's touched experts are resident in its
+    // cache or computed by the host; per layer the hidden states go to every card and back.
+    const int n = static_cast<int>(stages_.size());
+    double missing = 0, resident = 0;
+    for (int layer = 0; layer < s_.model.layers; ++layer) {
+      const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
+      for (std::size_t e = 0; e < pi.size(); ++e) {
+        const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
+        const Stage& stage = stages_[e % static_cast<std::size_t>(n)];
+        (stage.cache->resident(layer, static_cast<int>(e) / n) ? resident : missing) += touched;
+      }
+    }
+    total = stages_.front().model->prefill(prompt_tokens_, missing, resident);
+    double exchange = 0;
+    for (std::size_t c = 1; c < exchange_s_.size(); ++c) exchange = std::max(exchange, exchange_s_[c]);
+    total.transfer += exchange * s_.model.layers;
+    if (per_stage) {
+      per_stage->assign(stages_.size(), StepCosts{});
+      per_stage->front() = total;
+    }
+    return total;
+  }
+  for (const Stage& stage : stages_) {
+    double missing = 0, resident = 0;
+    if (s_.model.moe)
+      for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
+        const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
+        for (std::size_t e = 0; e < pi.size(); ++e) {
+          const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
+          (stage.cache->resident(layer - stage.first_layer, static_cast<int>(e)) ? resident : missing) += touched;
+        }
+      }
+    const StepCosts c = stage.model->prefill(prompt_tokens_, missing, resident);
+    if (per_stage) per_stage->push_back(c);
+    if (!side_by_side_)
+      total += c;
+    else if (c.total() > total.total())
+      total = c;  // side by side: the slowest card's
+  }
+  return total;
+}
+
+// Routes one MoE layer's verified positions and looks their experts up in the stage's cache.
+void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, LayerExperts& e) {
+  ExpertCache& cache = *stage.cache;
+  const int local = layer - stage.first_layer;
+  const bool tracks_use = cache.policy() != CachePolicy::Profile;  // pinned profiles keep no recency
+  ++stamp_;
+  missed_.clear();
+  for (int t = 0; t < tokens; ++t) {
+    for (int expert : router_->route(layer, routed_tokens_ + static_cast<std::uint64_t>(t))) {
+      const bool hit = cache.resident(local, expert);
+      counters_.lookup_hits += hit ? 1 : 0;
+      auto& seen = seen_[static_cast<std::size_t>(expert)];
+      if (seen == stamp_) continue;  // already looked up in this layer and step
+      seen = stamp_;
+      if (hit) {
+        ++e.hits;
+        if (tracks_use) cache.touch(local, expert);
+      } else {
+        ++e.misses;
+        missed_.push_back(expert);
+      }
     }
   }
-  return model_.prefill(prompt_tokens_, missing, resident);
+  counters_.lookups += static_cast<std::int64_t>(tokens) * s_.model.moe->experts_per_token;
+  counters_.distinct_lookups += e.hits + e.misses;
+  counters_.distinct_hits += e.hits;
+  if (e.misses > 0) {
+    if (cache.admits_misses() && s_.engine.policy != CachePolicy::ProfileLru) {
+      counters_.copies += e.misses;
+    } else {
+      e.pcie_reads = stage.model->split_misses(e.misses);
+      counters_.pcie_reads += e.pcie_reads;
+      counters_.cpu_experts += e.misses - e.pcie_reads;
+    }
+    if (cache.admits_misses())
+      for (int expert : missed_) cache.insert(local, expert);
+  }
+}
+
+void RequestRunner::step_expert_split(int tokens, std::int64_t context, StepResult& out) {
+  const int n = static_cast<int>(stages_.size());
+  const StepModel& main = *stages_.front().model;
+  out.stage_costs.assign(stages_.size(), StepCosts{});
+  out.exchanges.assign(stages_.size(), 0);
+  out.costs = main.step_fixed(tokens);
+  out.stage_costs.front() = out.costs;
+  const StepCosts attention = main.layer(LayerExperts{}, tokens, context);
+  for (int layer = 0; layer < s_.model.layers; ++layer) {
+    card_experts_.assign(stages_.size(), LayerExperts{});
+    ++stamp_;
+    for (int t = 0; t < tokens; ++t) {
+      for (int expert : router_->route(layer, routed_tokens_ + static_cast<std::uint64_t>(t))) {
+        const int card = expert % n;
+        const bool hit = stages_[static_cast<std::size_t>(card)].cache->resident(layer, expert / n);
+        counters_.lookup_hits += hit ? 1 : 0;
+        auto& seen = seen_[static_cast<std::size_t>(expert)];
+        if (seen == stamp_) continue;
+        seen = stamp_;
+        ++(hit ? card_experts_[static_cast<std::size_t>(card)].hits : card_experts_[static_cast<std::size_t>(card)].misses);
+      }
+    }
+    counters_.lookups += static_cast<std::int64_t>(tokens) * s_.model.moe->experts_per_token;
+    // The host's miss capacity is one pool for every card; what it cannot take overflows to
+    // each card's own PCIe link.
+    int host_budget = main.host_expert_slots();
+    StepCosts layer_costs = attention;
+    StepCosts slowest;
+    for (int c = 0; c < n; ++c) {
+      LayerExperts& e = card_experts_[static_cast<std::size_t>(c)];
+      counters_.distinct_lookups += e.hits + e.misses;
+      counters_.distinct_hits += e.hits;
+      const int host = std::min(e.misses, host_budget);
+      host_budget -= host;
+      e.pcie_reads = e.misses - host;
+      counters_.pcie_reads += e.pcie_reads;
+      counters_.cpu_experts += host;
+      if (e.hits + e.misses == 0) continue;
+      const StepModel& model = *stages_[static_cast<std::size_t>(c)].model;
+      StepCosts work = model.layer(e, tokens, c == 0 ? context : 0);
+      if (c == 0) work -= attention;  // the first card's experts only
+      out.stage_costs[static_cast<std::size_t>(c)] += work;
+      if (c > 0) {
+        work.transfer += exchange_s_.at(static_cast<std::size_t>(c));
+        ++out.exchanges[static_cast<std::size_t>(c)];
+      }
+      if (work.total() > slowest.total()) slowest = work;
+    }
+    out.stage_costs.front() += attention;
+    layer_costs += slowest;
+    out.costs += layer_costs;
+  }
 }
 
 StepResult RequestRunner::step(bool keep_layers) {
@@ -54,49 +183,31 @@ StepResult RequestRunner::step(bool keep_layers) {
   const int drafts = s_.engine.speculative ? s_.engine.draft_tokens : 0;
   const int tokens = 1 + drafts;  // verified positions
   const std::int64_t context = prompt_tokens_ + generated_;
-  const int k = s_.model.moe->experts_per_token;
   const std::uint64_t step_index = static_cast<std::uint64_t>(counters_.steps);
   CounterRng step_rng = rng_.with(step_index);
 
-  out.costs = model_.step_fixed(tokens);
-  const bool tracks_use = cache_.policy() != CachePolicy::Profile;  // pinned profiles keep no recency
-  for (int layer = 0; layer < s_.model.moe->layers; ++layer) {
-    ++stamp_;
-    LayerExperts e;
-    missed_.clear();
-    for (int t = 0; t < tokens; ++t) {
-      for (int expert : router_.route(layer, routed_tokens_ + static_cast<std::uint64_t>(t))) {
-        const bool hit = cache_.resident(layer, expert);
-        counters_.lookup_hits += hit ? 1 : 0;
-        auto& seen = seen_[static_cast<std::size_t>(expert)];
-        if (seen == stamp_) continue;  // already looked up in this layer and step
-        seen = stamp_;
-        if (hit) {
-          ++e.hits;
-          if (tracks_use) cache_.touch(layer, expert);
-        } else {
-          ++e.misses;
-          missed_.push_back(expert);
-        }
-      }
+  if (expert_split_) {
+    step_expert_split(tokens, context, out);
+  } else {
+  out.stage_costs.reserve(stages_.size());
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const Stage& stage = stages_[i];
+    StepCosts costs = stage.model->step_fixed(tokens);
+    // A tensor split's cards route the same tokens: look experts up once (dense: no routing).
+    const bool routes = router_ && (!side_by_side_ || i == 0);
+    for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
+      LayerExperts e;
+      if (routes) route_layer(stage, layer, tokens, e);
+      StepCosts layer_costs = stage.model->layer(e, tokens, context);
+      costs += layer_costs;
+      if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }
-    counters_.lookups += static_cast<std::int64_t>(tokens) * k;
-    counters_.distinct_lookups += e.hits + e.misses;
-    counters_.distinct_hits += e.hits;
-    if (e.misses > 0) {
-      if (cache_.admits_misses() && s_.engine.policy != CachePolicy::ProfileLru) {
-        counters_.copies += e.misses;
-      } else {
-        e.pcie_reads = model_.split_misses(e.misses);
-        counters_.pcie_reads += e.pcie_reads;
-        counters_.cpu_experts += e.misses - e.pcie_reads;
-      }
-      if (cache_.admits_misses())
-        for (int expert : missed_) cache_.insert(layer, expert);
-    }
-    StepCosts layer_costs = model_.layer(e, tokens, context);
-    out.costs += layer_costs;
-    if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
+    if (!side_by_side_)
+      out.costs += costs;
+    else if (costs.total() > out.costs.total())
+      out.costs = costs;
+    out.stage_costs.push_back(costs);
+  }
   }
   routed_tokens_ += static_cast<std::uint64_t>(tokens);
 

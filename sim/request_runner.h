@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "sim/expert_cache.h"
@@ -20,7 +21,9 @@ struct LayerTrace {
 };
 
 struct StepResult {
-  StepCosts costs;
+  StepCosts costs;                    // the step on one card, or summed over a pipeline's cards
+  std::vector<StepCosts> stage_costs; // per card (stage)
+  std::vector<int> exchanges;         // expert split: per card, layers whose hidden states went to it and back
   int tokens_out = 0;                 // tokens this step adds to the output
   std::vector<LayerTrace> layers;     // filled only when asked
 };
@@ -39,27 +42,55 @@ struct RequestCounters {
   std::int64_t accepted = 0;
 };
 
+// One card's part of every step: its layers, its step model and (MoE) its expert cache, which
+// holds the card's layers only (layer index - first_layer).
+struct Stage {
+  int first_layer = 0;
+  int end_layer = 0;
+  const StepModel* model = nullptr;
+  ExpertCache* cache = nullptr;  // null for a dense model
+};
+
 class RequestRunner {
  public:
-  RequestRunner(const Scenario& scenario, const StepModel& model, const LayerPopularity& popularity, ExpertCache& cache,
-                std::uint64_t request_id, std::int64_t prompt_tokens, std::int64_t gen_tokens);
+  // `stages` in card order. A pipeline's stages hold disjoint layer ranges and run one after
+  // the other; a tensor split's stages each run every layer (a shard of it) side by side, and
+  // the step's `costs` are then its slowest card's. An expert split's first stage runs the
+  // attention and the rest; every stage holds the experts of ranks r = card (mod N) of every
+  // layer (its cache indexed by r / N), computed on its card while the first card waits:
+  // layer = attention + max(first card's experts, max over cards c of exchange_s[c] + its
+  // experts), where `exchange_s` (set_exchange) is the round trip of the hidden states. The
+  // host's miss capacity per layer (the first card's host_expert_slots) is shared by all
+  // cards, first card first. `popularity` is unused for a dense model.
+  RequestRunner(const Scenario& scenario, std::vector<Stage> stages, const LayerPopularity& popularity,
+                std::uint64_t request_id, std::int64_t prompt_tokens, std::int64_t gen_tokens,
+                Split split = Split::Single);
 
-  // Prefill of the whole prompt.
-  StepCosts prefill();
+  // Expert split: seconds to send one step's hidden states to card c and back (c >= 1).
+  void set_exchange(std::vector<double> exchange_s) { exchange_s_ = std::move(exchange_s); }
+
+  // Prefill of the whole prompt; per card in `per_stage` when given.
+  StepCosts prefill(std::vector<StepCosts>* per_stage = nullptr);
   bool done() const { return generated_ >= gen_tokens_; }
   // One decode step; `keep_layers` asks for the per-layer detail.
   StepResult step(bool keep_layers);
 
   const RequestCounters& counters() const { return counters_; }
   std::int64_t generated() const { return generated_; }
-  double alpha() const { return router_.alpha(); }
+  double alpha() const { return router_ ? router_->alpha() : 0.0; }
 
  private:
+  void route_layer(const Stage& stage, int layer, int tokens, LayerExperts& e);
+  void step_expert_split(int tokens, std::int64_t context, StepResult& out);
+
   const Scenario& s_;
-  const StepModel& model_;
+  std::vector<Stage> stages_;
+  bool side_by_side_ = false;  // tensor split
+  bool expert_split_ = false;
+  std::vector<double> exchange_s_;
+  std::vector<LayerExperts> card_experts_;  // expert split: per card, this layer's
   const LayerPopularity& popularity_;
-  ExpertCache& cache_;
-  RequestRouter router_;
+  std::optional<RequestRouter> router_;  // MoE only
   CounterRng rng_;
   std::int64_t prompt_tokens_;
   std::int64_t gen_tokens_;

@@ -50,6 +50,14 @@ Popularity Popularity::from_weights(const std::vector<double>& weights, int top_
   return p;
 }
 
+Popularity Popularity::strided(int first, int stride) const {
+  if (first < 0 || stride < 1) throw std::invalid_argument("bad expert stride");
+  Popularity p;
+  for (std::size_t r = static_cast<std::size_t>(first); r < pi_.size(); r += static_cast<std::size_t>(stride)) p.pi_.push_back(pi_[r]);
+  p.top_k_ = top_k_;
+  return p;
+}
+
 double Popularity::hit_rate_of_top(double n) const {
   n = std::clamp(n, 0.0, static_cast<double>(pi_.size()));
   auto whole = static_cast<std::size_t>(n);

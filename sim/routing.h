@@ -41,6 +41,10 @@ class Popularity {
   // From ranked weights (hottest first), e.g. counts from an engine's profile.
   static Popularity from_weights(const std::vector<double>& weights, int top_k);
 
+  // The experts of ranks first, first + stride, ... with their inclusion probabilities kept
+  // exactly (an expert split: the experts one card holds, hottest first).
+  Popularity strided(int first, int stride) const;
+
   int experts() const { return static_cast<int>(pi_.size()); }
   int top_k() const { return top_k_; }
   const std::vector<double>& inclusion() const { return pi_; }

@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include <cstdlib>
+
 #include "core/config_reader.h"
 
 namespace vramsim::sim {
@@ -19,6 +21,16 @@ std::string_view to_string(CachePolicy p) {
   return "?";
 }
 
+std::string_view to_string(Split s) {
+  switch (s) {
+    case Split::Single: return "single";
+    case Split::Pipeline: return "pipeline";
+    case Split::Tensor: return "tensor";
+    case Split::Expert: return "expert";
+  }
+  return "?";
+}
+
 namespace {
 
 // Splits a placement mapping into the scenario-level keys (`own`) and the catalogue reference.
@@ -33,17 +45,16 @@ Node without_keys(const Node& ref, std::initializer_list<std::string_view> keys)
   return out;
 }
 
-GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue) {
+GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   GpuSetup g;
-  const Node resolved = catalogue.resolve("gpus", "GPU", without_keys(ref, {"count", "vram_used_by_others", "free_vram"}),
-                                          "hardware.gpu");
-  g.spec = hw::decode_gpu(resolved, "hardware.gpu");
+  const Node resolved = catalogue.resolve("gpus", "GPU", without_keys(ref, {"count", "vram_used_by_others", "free_vram"}), path);
+  g.spec = hw::decode_gpu(resolved, path);
   if (ref.is_map()) {
     // Read the scenario-level keys from a view that holds only them.
     Node own = Node::map(ref.origin());
     for (const auto& [k, v] : ref.entries())
       if (k == "count" || k == "vram_used_by_others" || k == "free_vram") own.set(k, v);
-    MapReader r(own, "hardware.gpu");
+    MapReader r(own, path);
     g.count = static_cast<int>(r.optional_integer("count", 1, 64).value_or(1));
     g.vram_used_by_others = r.optional_quantity("vram_used_by_others", Dimension::Bytes, Lower::NonNegative).value_or(0);
     g.free_vram = r.optional_quantity("free_vram", Dimension::Bytes);
@@ -56,16 +67,15 @@ GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue) {
   return g;
 }
 
-LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue) {
+LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   LinkSetup l;
-  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d"}), "hardware.link"),
-                           "hardware.link");
+  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d"}), path), path);
   l.h2d_bandwidth = l.spec.typical_bandwidth;
   if (ref.is_map()) {
-    if (const Node* m = ref.find("measured_h2d")) {
+    if (const Node* m = ref.find("measured_h2d"); m && !m->is_null()) {  // `measured_h2d:` unsets it
       Node own = Node::map(ref.origin());
       own.set("measured_h2d", *m);
-      MapReader r(own, "hardware.link");
+      MapReader r(own, path);
       l.h2d_bandwidth = r.quantity("measured_h2d", Dimension::Bandwidth);
       if (l.h2d_bandwidth > l.spec.nominal_bandwidth)
         r.fail_at("measured_h2d", "a measured bandwidth cannot exceed the link's nominal " +
@@ -76,34 +86,92 @@ LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue)
   return l;
 }
 
-EnginePhysics decode_physics(MapReader& e) {
+// hardware.gpu (a card with an optional count, or a list of cards) and hardware.link (every
+// card's, or a list with one per card).
+std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& catalogue) {
+  std::vector<GpuSetup> gpus;
+  const Node& gpu = hw.any("gpu");
+  if (gpu.is_sequence()) {
+    if (gpu.items().empty()) config::fail(gpu, "hardware.gpu", "an empty list of cards");
+    for (std::size_t i = 0; i < gpu.items().size(); ++i) {
+      const std::string path = "hardware.gpu[" + std::to_string(i) + "]";
+      gpus.push_back(decode_gpu_setup(gpu.items()[i], catalogue, path));
+      if (gpu.items()[i].is_map() && gpu.items()[i].find("count"))
+        config::fail(*gpu.items()[i].find("count"), path + ".count", "a list names each card once: no count in its entries");
+    }
+  } else {
+    GpuSetup one = decode_gpu_setup(gpu, catalogue, "hardware.gpu");
+    gpus.assign(static_cast<std::size_t>(one.count), one);
+  }
+  for (auto& g : gpus) g.count = static_cast<int>(gpus.size());
+  if (gpus.size() > 1)
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+      if (gpus[i].spec.unified())
+        config::fail(gpu, "hardware.gpu", gpus[i].spec.name + " is a unified-memory part: it cannot be one of several cards");
+
+  const Node& link = hw.any("link");
+  std::vector<LinkSetup> links;
+  if (link.is_sequence()) {
+    if (link.items().size() != gpus.size())
+      config::fail(link, "hardware.link",
+                   "a list of links needs one per card: " + std::to_string(link.items().size()) + " links for " +
+                       std::to_string(gpus.size()) + " cards");
+    for (std::size_t i = 0; i < link.items().size(); ++i)
+      links.push_back(decode_link_setup(link.items()[i], catalogue, "hardware.link[" + std::to_string(i) + "]"));
+  } else {
+    links.assign(gpus.size(), decode_link_setup(link, catalogue, "hardware.link"));
+  }
+  std::vector<CardSetup> cards;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (links[i].spec.kind != hw::LinkKind::Pcie)
+      config::fail(link, "hardware.link", links[i].spec.name + " is not a PCIe link: cards reach the host over PCIe "
+                                          "(put NVLink under hardware.gpu_link)");
+    cards.push_back(CardSetup{gpus[i], links[i]});
+  }
+  return cards;
+}
+
+EnginePhysics decode_physics(MapReader& e, bool moe) {
   EnginePhysics p;
   p.gpu_bandwidth_efficiency = e.number("gpu_bandwidth_efficiency");
   p.gpu_compute_efficiency = e.number("gpu_compute_efficiency");
   if (p.gpu_bandwidth_efficiency > 1) e.fail_at("gpu_bandwidth_efficiency", "an efficiency is at most 1");
   if (p.gpu_compute_efficiency > 1) e.fail_at("gpu_compute_efficiency", "an efficiency is at most 1");
   p.runtime_vram = e.quantity("runtime_vram", Dimension::Bytes, Lower::NonNegative);
-  p.slot_alignment = e.quantity("slot_alignment", Dimension::Bytes);
   p.step_overhead = e.quantity("step_overhead", Dimension::Time, Lower::NonNegative);
   p.layer_launch = e.quantity("layer_launch", Dimension::Time, Lower::NonNegative);
-  p.miss_sync = e.quantity("miss_sync", Dimension::Time, Lower::NonNegative);
-  p.miss_sync_idle = e.quantity("miss_sync_idle", Dimension::Time, Lower::NonNegative);
+  p.handoff_sync = e.quantity("handoff_sync", Dimension::Time, Lower::NonNegative);
+  p.collective_sync = e.quantity("collective_sync", Dimension::Time, Lower::NonNegative);
+  // The expert path (cache slots, miss service) matters for MoE models only: an engine preset
+  // for dense models may leave it out; an MoE model needs every key.
+  auto time = [&](const char* key) {
+    return moe ? e.quantity(key, Dimension::Time, Lower::NonNegative)
+               : e.optional_quantity(key, Dimension::Time, Lower::NonNegative).value_or(0.0);
+  };
+  auto share = [&](const char* key, Lower lower) {
+    const double v = moe ? e.number(key, lower) : e.optional_number(key, lower).value_or(0.0);
+    if (v > 1) e.fail_at(key, "a share or efficiency is at most 1");
+    return v;
+  };
+  p.slot_alignment = moe ? e.quantity("slot_alignment", Dimension::Bytes)
+                         : e.optional_quantity("slot_alignment", Dimension::Bytes).value_or(1.0);
+  p.miss_sync = time("miss_sync");
+  p.miss_sync_idle = time("miss_sync_idle");
   if (p.miss_sync_idle > p.miss_sync) e.fail_at("miss_sync_idle", "cannot exceed miss_sync");
-  p.cpu_expert_share = e.number("cpu_expert_share");
-  if (p.cpu_expert_share > 1) e.fail_at("cpu_expert_share", "a share of the host's memory bandwidth is at most 1");
-  p.pcie_split_reference = e.quantity("pcie_split_reference", Dimension::Bandwidth);
-  p.host_expert_workers = static_cast<int>(e.integer("host_expert_workers", 0, 4096));
-  p.zero_copy_efficiency = e.number("zero_copy_efficiency");
-  if (p.zero_copy_efficiency > 1) e.fail_at("zero_copy_efficiency", "an efficiency is at most 1");
-  p.default_pcie_frac = e.number("default_pcie_frac", Lower::NonNegative);
-  if (p.default_pcie_frac > 1) e.fail_at("default_pcie_frac", "a fraction is at most 1");
+  p.cpu_expert_share = share("cpu_expert_share", Lower::Positive);
+  p.pcie_split_reference = moe ? e.quantity("pcie_split_reference", Dimension::Bandwidth)
+                               : e.optional_quantity("pcie_split_reference", Dimension::Bandwidth).value_or(1.0);
+  p.host_expert_workers = static_cast<int>(moe ? e.integer("host_expert_workers", 0, 4096)
+                                               : e.optional_integer("host_expert_workers", 0, 4096).value_or(0));
+  p.zero_copy_efficiency = share("zero_copy_efficiency", Lower::Positive);
+  p.default_pcie_frac = share("default_pcie_frac", Lower::NonNegative);
   p.wait_power = e.quantity("wait_power", Dimension::Power, Lower::NonNegative);
   p.energy_per_byte = e.number("energy_per_byte_pj", Lower::NonNegative) * 1e-12;
   return p;
 }
 
 EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, const workloads::FormatTables& formats,
-                          const workloads::ModelSpec& model) {
+                          const workloads::ModelSpec& model, int cards) {
   // The engine section refines an engine preset (configs/engines/), expert-cache by default.
   Node with_preset = ref;
   if (ref.is_map() && !ref.find("preset")) with_preset.set("preset", Node::scalar("expert-cache", ref.origin()));
@@ -126,6 +194,45 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   if (auto cap = e.optional_integer("max_queue", 0, 1 << 30)) s.max_queue = static_cast<int>(*cap);
   s.scheduling = e.choice("slot_scheduling", {"serial", "overlapped"}) == "serial" ? SlotScheduling::Serial
                                                                                     : SlotScheduling::Overlapped;
+  const std::string split = e.optional_string("split").value_or(cards > 1 ? "pipeline" : "single");
+  if (split != "single" && split != "pipeline" && split != "tensor" && split != "expert")
+    e.fail_at("split", "expected one of single, pipeline, tensor, expert, got \"" + split + "\"");
+  s.split = split == "pipeline" ? Split::Pipeline
+            : split == "tensor" ? Split::Tensor
+            : split == "expert" ? Split::Expert
+                                : Split::Single;
+  if (s.split == Split::Expert && !model.moe)
+    e.fail_at("split", model.name + " is a dense model: an expert split needs routed experts (use pipeline or tensor)");
+  if (cards > 1 && s.split == Split::Single)
+    e.fail_at("split", std::to_string(cards) + " cards need a split: pipeline, tensor or expert");
+  if (cards == 1) s.split = Split::Single;  // a split over one card is that card
+  if (s.split == Split::Tensor) {
+    const auto& a = model.attention;
+    if (a.query_heads % cards != 0 || a.kv_heads % cards != 0)
+      e.fail_at("split", "a tensor split over " + std::to_string(cards) + " cards needs head counts that divide by " +
+                             std::to_string(cards) + ": " + model.name + " has " + std::to_string(a.query_heads) +
+                             " query heads and " + std::to_string(a.kv_heads) + " KV heads");
+    if (model.moe)
+      e.fail_at("split", "a tensor split of an MoE expert cache is not modelled; use split: pipeline");
+  }
+  if (e.has("layer_split")) {
+    const Node& list = e.any("layer_split");
+    if (!list.is_sequence() || static_cast<int>(list.items().size()) != cards)
+      e.fail_at("layer_split", "expected a list of layer counts, one per card (" + std::to_string(cards) + ")");
+    int sum = 0;
+    for (const Node& item : list.items()) {
+      const std::string& t = item.is_scalar() ? item.text() : std::string();
+      char* end = nullptr;
+      const long v = std::strtol(t.c_str(), &end, 10);
+      if (t.empty() || *end != '\0' || v < 1) config::fail(item, "engine.layer_split", "expected a positive layer count, got \"" + t + "\"");
+      s.layer_split.push_back(static_cast<int>(v));
+      sum += static_cast<int>(v);
+    }
+    if (sum != model.layers)
+      e.fail_at("layer_split", "the counts add up to " + std::to_string(sum) + " layers; " + model.name + " has " +
+                                   std::to_string(model.layers));
+    if (s.split != Split::Pipeline) e.fail_at("layer_split", "only a pipeline split has layer ranges");
+  }
   if (auto w = e.optional_map("weights")) {
     auto format = [&](const char* key) {
       const std::string name = w->optional_string(key).value_or(model.native_format);
@@ -138,8 +245,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   } else {
     s.expert_format = s.other_format = *formats.weight(model.native_format);
   }
-  {
-    MapReader c = e.map("expert_cache");
+  if (auto cache = e.optional_map("expert_cache")) {
+    MapReader& c = *cache;
     const Node& size = c.any("size");
     if (!(size.is_scalar() && size.text() == "auto"))
       s.cache_slots = c.integer("size", 0, std::int64_t{1} << 40);
@@ -156,6 +263,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     if (s.policy != CachePolicy::ProfileLru && s.dynamic_share > 0)
       c.fail_at("dynamic_share", "only the profile-lru policy has a dynamic share");
     c.finish();
+  } else {
+    s.cache_slots = 0;  // no expert cache: an MoE model's routed experts are served from host memory
   }
   if (auto sp = e.optional_map("speculative")) {
     const std::string kind = sp->choice("kind", {"none", "mtp"});
@@ -173,7 +282,7 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     }
     sp->finish();
   }
-  s.physics = decode_physics(e);
+  s.physics = decode_physics(e, model.moe.has_value());
   e.finish();
   return s;
 }
@@ -208,31 +317,41 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   s.source = root.origin().source;
   {
     MapReader hw = r.map("hardware");
-    s.gpu = decode_gpu_setup(hw.any("gpu"), catalogue);
-    s.link = decode_link_setup(hw.any("link"), catalogue);
-    if (s.link.h2d_bandwidth < 0.5 * s.link.spec.typical_bandwidth)
-      s.warnings.push_back("hardware.link.measured_h2d (" + units::format_bandwidth(s.link.h2d_bandwidth) +
-                           ") is under half of " + s.link.spec.name + "'s typical " +
-                           units::format_bandwidth(s.link.spec.typical_bandwidth) +
-                           "; the simulation uses the measured figure (set it anew after changing the link)");
+    s.cards = decode_cards(hw, catalogue);
+    s.gpu = s.cards.front().gpu;
+    s.link = s.cards.front().link;
+    for (const auto& card : s.cards)
+      if (card.link.h2d_bandwidth < 0.5 * card.link.spec.typical_bandwidth) {
+        s.warnings.push_back("hardware.link.measured_h2d (" + units::format_bandwidth(card.link.h2d_bandwidth) +
+                             ") is under half of " + card.link.spec.name + "'s typical " +
+                             units::format_bandwidth(card.link.spec.typical_bandwidth) +
+                             "; the simulation uses the measured figure (set it anew after changing the link)");
+        break;
+      }
+    if (const Node* sw = hw.optional_any("switch")) {
+      s.pcie_switch = decode_link_setup(*sw, catalogue, "hardware.switch");
+      if (s.pcie_switch->spec.kind != hw::LinkKind::Pcie)
+        config::fail(*sw, "hardware.switch", "a PCIe switch's upstream link is a PCIe link");
+    }
+    if (const Node* gl = hw.optional_any("gpu_link")) {
+      s.gpu_link = decode_link_setup(*gl, catalogue, "hardware.gpu_link");
+      if (s.cards.size() < 2) config::fail(*gl, "hardware.gpu_link", "a card-to-card link needs at least two cards");
+    }
     s.host = hw::decode_host(catalogue.resolve("hosts", "host", hw.any("host"), "hardware.host"), "hardware.host");
     hw.finish();
   }
-  if (s.gpu.count != 1)
-    config::fail(*r.node().find("hardware"), "hardware.gpu.count",
-                 "`vramsim run` simulates one card so far (multi-card splits are not built yet); use `vramsim fit --gpus N` "
-                 "for the memory budget of several cards");
   s.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");
-  if (!s.model.moe) config::fail(r.any("model"), "model", s.model.name + " is a dense model; `vramsim run` simulates an MoE expert cache");
-  if (!s.model.moe->routing)
+  if (s.model.moe && !s.model.moe->routing)
     config::fail(r.any("model"), "model.moe.routing", "missing: the routing statistics (coverage points) of " + s.model.name);
   const Node* engine = r.optional_any("engine");
-  s.engine = decode_engine(engine ? *engine : Node::map(root.origin()), catalogue, formats, s.model);
+  s.engine = decode_engine(engine ? *engine : Node::map(root.origin()), catalogue, formats, s.model,
+                           static_cast<int>(s.cards.size()));
   s.workload = decode_workload(r.map("workload"));
   s.seed = static_cast<std::uint64_t>(r.optional_integer("seed", 0, std::int64_t{1} << 53).value_or(1));
   r.finish();
 
   // Physically impossible combinations.
+  if (!s.model.moe) return s;
   const double expert_bytes = s.model.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
   const double all_experts = expert_bytes * s.model.moe->experts * s.model.moe->layers;
   if (all_experts > s.host.memory_bytes)

@@ -2,7 +2,10 @@
 //
 //   hardware:
 //     gpu:  { preset: rtx-5090, count: 1, vram_used_by_others: 18106MiB }   # or free_vram: 8509MiB
-//     link: { preset: pcie-gen3-x16, measured_h2d: 13.9GB/s }
+//           # or a list, one entry per card: [ rtx-4090, { preset: rtx-3090, vram_used_by_others: 1GiB } ]
+//     link: { preset: pcie-gen3-x16, measured_h2d: 13.9GB/s }   # every card's; or a list, one per card
+//     switch: { preset: pcie-gen4-x16 }    # optional: the cards share this upstream link to the host
+//     gpu_link: { preset: nvlink-bridge-3090 }   # optional: card-to-card link
 //     host: { preset: xeon-gold-5218-x2 }
 //   model: moe-125b-q2
 //   engine: { preset: expert-cache, context: 32768, kv_type: q8_0, parallel: 1, ... }
@@ -41,6 +44,21 @@ struct LinkSetup {
   double h2d_bandwidth = 0;           // measured host->device copy bandwidth, else the link's typical
 };
 
+// One card of the machine and the link that joins it to the host (or to the PCIe switch).
+struct CardSetup {
+  GpuSetup gpu;
+  LinkSetup link;
+};
+
+// How a model is spread over several cards (engine.split).
+enum class Split {
+  Single,    // one card
+  Pipeline,  // contiguous layer ranges per card; activations handed to the next card
+  Tensor,    // every layer's weights and KV heads split over the cards; all-reduce per layer
+  Expert,    // MoE: attention and the rest on the first card, routed experts dealt over all cards
+};
+std::string_view to_string(Split s);
+
 // The engine's physics. Each has a unit, a meaning and a source in configs/engines/*.yaml.
 struct EnginePhysics {
   double gpu_bandwidth_efficiency = 0;  // achieved share of peak VRAM bandwidth streaming weights
@@ -59,6 +77,11 @@ struct EnginePhysics {
   // Power.
   double wait_power = 0;                // W above idle while a kernel is resident (clocks up, polling)
   double energy_per_byte = 0;           // J per byte streamed from VRAM through the SMs
+  // Multi-card (engine.split). Host-visible cost of the synchronisation around one hand-off
+  // of activations to the next card, and around one all-reduce, seconds (launch + event wait;
+  // the bytes' own time is simulated on the links).
+  double handoff_sync = 0;
+  double collective_sync = 0;
 };
 
 // How an engine runs its parallel slots' steps.
@@ -73,6 +96,8 @@ struct EngineSetup {
   std::int64_t context = 0;
   workloads::KvType kv;
   int parallel = 1;
+  Split split = Split::Single;
+  std::vector<int> layer_split;  // layers per card (pipeline); empty: proportional to free memory
   std::optional<int> max_queue;  // admission control: requests waiting beyond this are rejected
   workloads::WeightFormat expert_format;
   workloads::WeightFormat other_format;
@@ -100,8 +125,11 @@ struct WorkloadSetup {
 
 struct Scenario {
   std::string source;  // the scenario file
-  GpuSetup gpu;
-  LinkSetup link;
+  GpuSetup gpu;        // the first card (the only one for a one-card scenario)
+  LinkSetup link;      // the first card's host link
+  std::vector<CardSetup> cards;         // every card, the first one included (hardware.gpu.count or a list)
+  std::optional<LinkSetup> pcie_switch; // cards behind one PCIe switch share its upstream link to the host
+  std::optional<LinkSetup> gpu_link;    // a card-to-card link (NVLink, bridge) between every pair
   hw::HostSpec host;
   workloads::ModelSpec model;
   EngineSetup engine;
@@ -111,7 +139,7 @@ struct Scenario {
 };
 
 // Decodes a scenario tree (after --set overrides). Throws ConfigError for bad or impossible
-// input: an MoE scenario for a dense model, top-k > experts, a cache larger than free VRAM,
+// input: top-k > experts, a tensor split whose head counts do not divide by the cards, a cache larger than free VRAM,
 // zero bandwidth, an unknown policy, experts that do not fit in host RAM.
 Scenario decode_scenario(const config::Node& root, const config::Catalogue& catalogue,
                          const workloads::FormatTables& formats);

@@ -19,23 +19,36 @@ StepCosts& StepCosts::operator+=(const StepCosts& o) {
   return *this;
 }
 
-StepModel::StepModel(const Scenario& s, const VramPlan& plan) : s_(s) {
+StepCosts& StepCosts::operator-=(const StepCosts& o) {
+  compute -= o.compute;
+  transfer -= o.transfer;
+  stall -= o.stall;
+  cpu_experts -= o.cpu_experts;
+  launch_sync -= o.launch_sync;
+  host_idle -= o.host_idle;
+  vram_bytes -= o.vram_bytes;
+  pcie_bytes -= o.pcie_bytes;
+  return *this;
+}
+
+StepModel::StepModel(const Scenario& s, const VramPlan& plan, int card)
+    : s_(s), card_(s.cards.at(static_cast<std::size_t>(card))), layers_(plan.layers()), shard_(plan.shard) {
   const auto& m = s.model;
   const auto& ph = s.engine.physics;
-  bw_ = s.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency;
-  const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
-  head_bytes_ = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
+  bw_ = card_.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency;
   // Non-expert weights per layer: all of them but the embedding table (one row is read per
-  // token) and the LM head (counted per step), spread over the layers.
-  layer_bytes_ = std::max(0.0, plan.non_expert_weights - 2.0 * head_bytes_) / m.layers;
+  // token) and the LM head (counted per step), spread over the layers (vram_plan.h).
+  head_bytes_ = plan.head_bytes;
+  layer_bytes_ = plan.layer_bytes;
   expert_bytes_ = plan.expert_bytes;
   slot_bytes_ = plan.slot_bytes;
-  link_bw_ = s.link.h2d_bandwidth;
+  link_bw_ = card_.link.h2d_bandwidth;
+  link_latency_ = card_.link.spec.latency_s;
   pcie_frac_ = link_bw_ / (link_bw_ + ph.pcie_split_reference);
   cpu_bw_ = s.host.memory_bandwidth * ph.cpu_expert_share;
   host_slots_ = static_cast<int>(std::lround(ph.host_expert_workers * (1.0 - pcie_frac_)));
   kv_bytes_per_token_layer_ =
-      workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
+      shard_ * workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
 }
 
@@ -53,7 +66,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t conte
 
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
     // Copy every miss in (one copy engine, serial), then stream it like a hit.
-    const double copy = e.misses * (s_.link.spec.latency_s + slot_bytes_ / link_bw_);
+    const double copy = e.misses * (link_latency_ + slot_bytes_ / link_bw_);
     const double wait = std::max(0.0, copy - hits);
     c.transfer = wait;
     c.compute += e.misses * expert_bytes_ / bw_;
@@ -69,7 +82,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t conte
   const int workers = std::max(1, ph.host_expert_workers);
   const double waves = std::ceil(static_cast<double>(cpu) / workers);
   const double t_cpu = cpu > 0 ? waves * expert_bytes_ * workers / cpu_bw_ + activations : 0.0;
-  const double t_pcie = pcie > 0 ? s_.link.spec.latency_s + pcie * expert_bytes_ / (link_bw_ * ph.zero_copy_efficiency) : 0.0;
+  const double t_pcie = pcie > 0 ? link_latency_ + pcie * expert_bytes_ / (link_bw_ * ph.zero_copy_efficiency) : 0.0;
   const double miss_path = ph.miss_sync + std::max(t_cpu, t_pcie);
   const double extra = std::max(0.0, miss_path - hits);  // beyond what the GPU does anyway
   c.stall = std::min(extra, ph.miss_sync);
@@ -103,6 +116,7 @@ StepCosts StepModel::step_fixed(int tokens) const {
   (void)tokens;
   const auto& ph = s_.engine.physics;
   StepCosts c;
+  if (head_bytes_ <= 0) return c;  // a pipeline card before the last: no head, no sampling
   double bytes = head_bytes_;
   double launches = 0;
   if (s_.engine.speculative) {
@@ -120,18 +134,21 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   const auto& m = s_.model;
   const auto& ph = s_.engine.physics;
   StepCosts c;
-  const double flops = 2.0 * m.params_active * static_cast<double>(tokens);
-  const double rate = s_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
+  // This card's share of the prompt's FLOPs: its layers, its shard of each.
+  const double share = shard_ * layers_ / static_cast<double>(m.layers);
+  const double flops = 2.0 * m.params_active * static_cast<double>(tokens) * share;
+  const double rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
   // Weights read once for the whole prompt: non-expert + touched experts.
-  const double weights = layer_bytes_ * m.layers + head_bytes_ + resident_experts_touched * expert_bytes_;
+  const double weights = layer_bytes_ * layers_ + head_bytes_ + resident_experts_touched * expert_bytes_;
   c.compute = std::max(flops / rate, weights / bw_);
   c.vram_bytes = weights;
-  c.launch_sync = m.layers * ph.layer_launch + ph.step_overhead;
-  c.host_idle = ph.step_overhead;
+  const double overhead = head_bytes_ > 0 ? ph.step_overhead : 0.0;  // sampling, on the card with the head
+  c.launch_sync = layers_ * ph.layer_launch + overhead;
+  c.host_idle = overhead;
   if (missing_experts <= 0) return c;
-  const double layers = m.layers;
+  const double layers = layers_;
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
-    const double stream = missing_experts * (s_.link.spec.latency_s + slot_bytes_ / link_bw_);
+    const double stream = missing_experts * (link_latency_ + slot_bytes_ / link_bw_);
     c.transfer = std::max(0.0, stream - c.compute);
     c.pcie_bytes = missing_experts * slot_bytes_;
   } else {

@@ -38,6 +38,7 @@ struct StepCosts {
   double pcie_bytes = 0;   // bytes over the host link (zero-copy reads, copies, activations)
   double total() const { return compute + transfer + stall + cpu_experts + launch_sync; }
   StepCosts& operator+=(const StepCosts& o);
+  StepCosts& operator-=(const StepCosts& o);
 };
 
 // One layer's expert situation in a step (distinct experts).
@@ -49,7 +50,8 @@ struct LayerExperts {
 
 class StepModel {
  public:
-  StepModel(const Scenario& scenario, const VramPlan& plan);
+  // The model of card `card` (its GPU, its host link, its part of the model in `plan`).
+  StepModel(const Scenario& scenario, const VramPlan& plan, int card = 0);
 
   // The engine's split of misses between host compute and GPU reads over PCIe, chosen from
   // the link's measured speed: pcie_frac = link / (link + the engine's reference rate).
@@ -73,10 +75,13 @@ class StepModel {
   // Host throughput of one worker group, bytes of expert weights per second.
   double host_worker_rate() const { return cpu_bw_ / std::max(1, s_.engine.physics.host_expert_workers); }
 
-  // The per-step part: LM head, draft passes, host step work.
+  // The per-step part: LM head, draft passes, host step work (on the card that holds the head).
   StepCosts step_fixed(int tokens) const;
+  // One token's hidden state (fp16), the bytes a pipeline hands to the next card per token and
+  // a tensor split all-reduces twice per layer.
+  double activation_bytes() const { return activation_bytes_; }
 
-  // Prefill of `tokens` prompt tokens. Per layer, the GPU runs its GEMMs (at its calibrated
+  // Prefill of `tokens` prompt tokens over this card's layers. Per layer, the GPU runs its GEMMs (at its calibrated
   // compute rate, or reading the weights, whichever is slower) while the host computes the
   // touched experts that are not resident (profile policies; all worker groups at the host's
   // expert throughput) or they are copied in over the link (lru/lfu); the layer waits for
@@ -85,9 +90,14 @@ class StepModel {
   StepCosts prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched) const;
 
   double expert_bytes() const { return expert_bytes_; }
+  int layers() const { return layers_; }
 
  private:
   const Scenario& s_;
+  const CardSetup& card_;
+  int layers_ = 0;             // layers this card runs
+  double shard_ = 1;           // share of each layer (tensor split)
+  double link_latency_ = 0;
   double bw_ = 0;              // effective VRAM bandwidth, bytes/s
   double layer_bytes_ = 0;     // non-expert weights per layer
   double head_bytes_ = 0;      // LM head

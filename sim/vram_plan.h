@@ -1,14 +1,24 @@
-// Where the card's memory goes when the engine starts, and how many expert slots fit.
+// Where each card's memory goes when the engine starts, and how many expert slots fit.
 //
 //   free at start = driver-reported total - other tenants - fixed allocations
-//   fixed         = non-expert weights + KV cache (context x kv type x parallel slots) + runtime
+//   fixed         = this card's non-expert weights + its KV cache (its layers, context x kv
+//                   type x parallel slots) + runtime
 //   slots (auto)  = floor((free at start - reserve - draft head) / slot), slot = expert rounded
-//                   up to the slot alignment; at most every expert of the model
+//                   up to the slot alignment; at most every expert of the card's layers
 // When the scenario gives the measured free VRAM (hardware.gpu.free_vram), it replaces the
-// derivation, as the engine's own log line does. Units: bytes.
+// derivation, as the engine's own log line does.
+//
+// Several cards (engine.split): a pipeline gives each card a contiguous range of layers, in
+// proportion to its free memory (or engine.layer_split), the embedding table to the first and
+// the LM head to the last; a tensor split gives every card 1/N of every layer; an expert split
+// keeps everything but the routed experts on the first card and deals each layer's experts by
+// popularity rank (rank r to card r mod N), each card caching its own share. A dense model
+// has no expert cache: it must fit, judged by the memory-budget model exactly as
+// `vramsim fit --gpus N` judges it (workloads/layer_split.h). Units: bytes.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/scenario.h"
 
@@ -17,24 +27,37 @@ namespace vramsim::sim {
 struct VramPlan {
   double card_total = 0;          // driver-reported total (or nominal capacity)
   double others = 0;              // other tenants
-  double non_expert_weights = 0;
-  double kv_cache = 0;
+  double non_expert_weights = 0;  // on this card
+  double kv_cache = 0;            // on this card
   double runtime = 0;
   double fixed = 0;               // non-expert weights + KV + runtime
   double free_at_start = 0;
   bool free_measured = false;     // free_at_start came from the scenario
   double reserve = 0;
   double draft_head = 0;
-  double expert_bytes = 0;        // one routed expert in the expert format
+  double expert_bytes = 0;        // one routed expert in the expert format (0 for a dense model)
   double slot_bytes = 0;          // one cache slot
-  std::int64_t total_experts = 0; // layers x experts
+  std::int64_t total_experts = 0; // the card's layers x experts
   std::int64_t slots = 0;
   double cache_bytes = 0;
-  double coverage() const { return static_cast<double>(slots) / static_cast<double>(total_experts); }
+  // The card's part of the model.
+  int first_layer = 0;            // layers [first_layer, end_layer)
+  int end_layer = 0;
+  double shard = 1;               // share of each of its layers' weights and KV heads (tensor: 1 / cards)
+  double layer_bytes = 0;         // non-expert weights of one layer on this card
+  double head_bytes = 0;          // LM head on this card (the last card of a pipeline)
+  double coverage() const {
+    return total_experts ? static_cast<double>(slots) / static_cast<double>(total_experts) : 1.0;
+  }
+  int layers() const { return end_layer - first_layer; }
 };
 
-// Throws std::invalid_argument with a user-facing reason when the fixed allocations do not fit
-// or an explicit cache size exceeds the free VRAM.
-VramPlan plan_vram(const Scenario& scenario);
+// One plan per card, in card order. Throws std::invalid_argument with a user-facing reason
+// when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or
+// a dense model does not fit its cards.
+std::vector<VramPlan> plan_cards(const Scenario& scenario);
+
+// The one card of a one-card scenario (the first card's plan otherwise).
+inline VramPlan plan_vram(const Scenario& scenario) { return plan_cards(scenario).front(); }
 
 }  // namespace vramsim::sim

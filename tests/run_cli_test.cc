@@ -69,7 +69,10 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"engine.expert_cache.size=9000", "engine.expert_cache.size: 9000 slots need"},
       {"model.moe.experts_per_token=600", "top-k (600) cannot exceed the number of experts (512)"},
       {"hardware.host.memory.capacity=16GiB", "do not fit in xeon-gold-5218-x2's RAM"},
-      {"model=llama-3.1-8b", "dense model"},
+      {"model=llama-3.1-8b", "llama-3.1-8b does not fit this card: card 0 (layers 0-31) needs"},
+      {"hardware.gpu.count=2 --set engine.split=tensor", "a tensor split of an MoE expert cache is not modelled"},
+      {"hardware.gpu.count=2 --set engine.split=ring", "expected one of single, pipeline, tensor, expert, got \"ring\""},
+      {"hardware.gpu.count=2 --set engine.layer_split=[10,10]", "the counts add up to 20 layers"},
       {"engine.contxt=4096", "engine.contxt: unknown key (did you mean \"context\"?)"},
   };
   for (const auto& [assignment, message] : cases) {

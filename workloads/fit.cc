@@ -1,5 +1,7 @@
 #include "workloads/fit.h"
 
+#include "workloads/layer_split.h"
+
 #include <stdexcept>
 
 #include "core/units.h"
@@ -58,6 +60,12 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   rep.footprint = footprint(q.model, r);
   rep.usable_bytes = usable_bytes(q.gpu, q.gpus);
   rep.fits = rep.footprint.total <= rep.usable_bytes;
+  if (q.gpus > 1) {
+    // Layers are whole: each card must hold its share (the same split `vramsim run` uses).
+    const std::vector<double> per_card(static_cast<std::size_t>(q.gpus), rep.usable_bytes / q.gpus);
+    rep.cards = split_footprint(rep.footprint, q.model.layers, layers_by_capacity(q.model.layers, per_card), per_card);
+    for (const auto& c : rep.cards) rep.fits = rep.fits && c.fits();
+  }
   rep.headroom_bytes = rep.usable_bytes - rep.footprint.total;
   rep.kv_bytes_per_1k_tokens = rep.footprint.kv / static_cast<double>(q.context_tokens) * 1024.0;
   rep.max_context_tokens = max_context_that_fits(q.model, r, rep.usable_bytes);

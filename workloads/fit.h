@@ -10,6 +10,7 @@
 #include "hw/gpu.h"
 #include "hw/host.h"
 #include "workloads/formats.h"
+#include "workloads/layer_split.h"
 #include "workloads/memory_budget.h"
 #include "workloads/model.h"
 
@@ -40,7 +41,8 @@ struct FitReport {
   FitQuery query;
   Footprint footprint;
   double usable_bytes = 0;
-  bool fits = false;
+  bool fits = false;                       // the total fits, and with several cards each card's share
+  std::vector<CardShare> cards;            // several cards: each card's layers and share of the footprint
   double headroom_bytes = 0;               // usable - total (negative when it does not fit)
   double kv_bytes_per_1k_tokens = 0;       // average over the configured context, all sequences
   std::int64_t max_context_tokens = 0;     // the largest context that fits (<= model max)

@@ -1,0 +1,73 @@
+#include "sim/fabric.h"
+
+namespace vramsim::sim {
+namespace s4u = simgrid::s4u;
+
+int Fabric::card_of(const s4u::Host* h) const {
+  for (std::size_t c = 0; c < p_.gpus.size(); ++c)
+    if (p_.gpus[c] == h) return static_cast<int>(c);
+  return -1;
+}
+
+void Fabric::count(const Move& m, double bytes) {
+  const int a = card_of(m.from), b = card_of(m.to);
+  if (a >= 0 && b >= 0 && gpu_link_) {
+    gpu_link_bytes_ += bytes;
+    return;
+  }
+  if (a >= 0) card_bytes_[static_cast<std::size_t>(a)] += bytes;
+  if (b >= 0) card_bytes_[static_cast<std::size_t>(b)] += bytes;
+  if (switch_ && (a < 0 || b < 0)) switch_bytes_ += bytes;  // host traffic crosses the uplink; peer traffic does not
+}
+
+void Fabric::move_all(const std::vector<Move>& moves, double bytes, bool simulate) {
+  if (moves.empty()) return;
+  if (!simulate) {
+    for (const Move& m : moves) count(m, bytes);
+    return;
+  }
+  std::vector<s4u::CommPtr> comms;
+  comms.reserve(moves.size());
+  for (const Move& m : moves) {
+    comms.push_back(s4u::Comm::sendto_async(m.from, m.to, static_cast<std::uint64_t>(bytes)));
+    count(m, bytes);
+  }
+  for (auto& c : comms) c->wait();
+  comms_ += static_cast<std::int64_t>(moves.size());
+}
+
+void Fabric::host_to_card(int card, double bytes) { move_all({{p_.host, p_.gpus.at(static_cast<std::size_t>(card))}}, bytes); }
+
+void Fabric::card_to_host(int card, double bytes) { move_all({{p_.gpus.at(static_cast<std::size_t>(card)), p_.host}}, bytes); }
+
+// Hop `hop` (0, or 1 when staged) of a copy from card `from` to card `to`.
+std::vector<Fabric::Move> Fabric::card_hops(int from, int to, int hop) const {
+  s4u::Host* a = p_.gpus.at(static_cast<std::size_t>(from));
+  s4u::Host* b = p_.gpus.at(static_cast<std::size_t>(to));
+  if (p_.direct_peer) return hop == 0 ? std::vector<Move>{{a, b}} : std::vector<Move>{};
+  return {hop == 0 ? Move{a, p_.host} : Move{p_.host, b}};
+}
+
+void Fabric::card_to_card(int from, int to, double bytes) {
+  for (int hop = 0; hop < 2; ++hop) move_all(card_hops(from, to, hop), bytes);
+}
+
+void Fabric::count_card_to_card(int from, int to, double bytes) {
+  for (int hop = 0; hop < 2; ++hop) move_all(card_hops(from, to, hop), bytes, false);
+}
+
+void Fabric::all_reduce(double bytes) {
+  const int n = static_cast<int>(p_.gpus.size());
+  if (n < 2) return;
+  const double chunk = bytes / n;
+  // Reduce-scatter then all-gather: 2 (N - 1) steps of every card sending one chunk onwards.
+  for (int step = 0; step < 2 * (n - 1); ++step)
+    for (int hop = 0; hop < 2; ++hop) {
+      std::vector<Move> moves;
+      for (int c = 0; c < n; ++c)
+        for (const Move& m : card_hops(c, (c + 1) % n, hop)) moves.push_back(m);
+      move_all(moves, chunk);
+    }
+}
+
+}  // namespace vramsim::sim

@@ -1,0 +1,66 @@
+// Moving activations between the cards and the host on the SimGrid platform (platform.h): the
+// transfers and collectives of a multi-card split, each a set of SimGrid communications so
+// that they share the links exactly. Calls block the calling actor until the bytes land.
+//
+// Closed forms on an idle platform (tests/fabric_test.cc):
+//   host -> card c:   latency_c (+ switch latency) + bytes / min(link_c, switch uplink)
+//   card a -> card b: direct (NVLink, or PCIe peer-to-peer over both cards' links):
+//                     route latency + bytes / slowest link on the route;
+//                     staged through host memory: (latency_a + bytes / link_a) + (latency_b + bytes / link_b)
+//   ring all-reduce of B bytes per card over N cards: 2 (N - 1) steps; in each, every card
+//                     sends B / N bytes to the next card at once (the links are distinct, so
+//                     each step takes one such transfer's time on an even machine).
+// Units: bytes, seconds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/platform.h"
+
+namespace vramsim::sim {
+
+class Fabric {
+ public:
+  // `has_switch` / `has_gpu_link`: how the platform routes (for the byte counts).
+  Fabric(const Platform& platform, bool has_switch, bool has_gpu_link)
+      : p_(platform), switch_(has_switch), gpu_link_(has_gpu_link), card_bytes_(platform.gpus.size(), 0.0) {}
+
+  void host_to_card(int card, double bytes);
+  void card_to_host(int card, double bytes);
+  void card_to_card(int from, int to, double bytes);
+  // Counts a copy's bytes on its links without simulating it (a copy whose duration the
+  // caller already knows, on an otherwise idle fabric).
+  void count_card_to_card(int from, int to, double bytes);
+  // Every card ends with the sum of all cards' `bytes`-sized buffers (ring algorithm).
+  void all_reduce(double bytes);
+
+  // SimGrid communications started so far (the cost meter).
+  std::int64_t communications() const { return comms_; }
+  // Bytes carried so far, per link.
+  double card_link_bytes(int card) const { return card_bytes_.empty() ? 0.0 : card_bytes_.at(static_cast<std::size_t>(card)); }
+  double switch_bytes() const { return switch_bytes_; }
+  double gpu_link_bytes() const { return gpu_link_bytes_; }
+
+ private:
+  // Sends every (from, to, bytes) at once and waits for all of them; staged pairs take two hops.
+  struct Move {
+    simgrid::s4u::Host* from;
+    simgrid::s4u::Host* to;
+  };
+  void move_all(const std::vector<Move>& moves, double bytes, bool simulate = true);
+  std::vector<Move> card_hops(int from, int to, int hop) const;
+
+  void count(const Move& m, double bytes);
+  int card_of(const simgrid::s4u::Host* h) const;
+
+  const Platform& p_;
+  bool switch_ = false;
+  bool gpu_link_ = false;
+  std::int64_t comms_ = 0;
+  std::vector<double> card_bytes_;
+  double switch_bytes_ = 0;
+  double gpu_link_bytes_ = 0;
+};
+
+}  // namespace vramsim::sim

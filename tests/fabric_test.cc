@@ -1,0 +1,115 @@
+// Transfers and collectives between cards on each topology, against their closed forms
+// (sim/fabric.h). Each TEST_CASE runs in its own process (one SimGrid engine per process).
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <vector>
+
+#include "sim/fabric.h"
+
+using namespace vramsim::sim;
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+constexpr double kMB = 1e6;
+constexpr double kX16 = 26e9, kX4 = 6.5e9, kPcieLat = 2e-6;  // Gen4 x16 / x4 typical (configs/links)
+constexpr double kNv = 50e9, kNvLat = 2e-6;                  // RTX 3090 NVLink bridge
+
+PlatformSpec cards(std::vector<double> bandwidths) {
+  PlatformSpec spec;
+  spec.gpu_speed = spec.host_speed = 1e9;
+  for (std::size_t c = 0; c < bandwidths.size(); ++c)
+    spec.card_links.push_back(LinkParams{"pcie" + std::to_string(c), bandwidths[c], kPcieLat});
+  return spec;
+}
+
+// Runs `body` as an actor on the built platform; returns the times `body` recorded.
+std::vector<double> measure(const PlatformSpec& spec, const std::function<void(Fabric&, std::vector<double>&)>& body) {
+  auto engine = make_exact_engine();
+  const Platform p = build_platform(spec);
+  Fabric fabric(p, spec.pcie_switch.has_value(), spec.gpu_link.has_value());
+  std::vector<double> times;
+  s4u::Actor::create("probe", p.host, [&] { body(fabric, times); });
+  engine->run();
+  return times;
+}
+
+// Seconds taken by `what`, run now in the calling actor.
+double timed(const std::function<void()>& what) {
+  const double t0 = s4u::Engine::get_clock();
+  what();
+  return s4u::Engine::get_clock() - t0;
+}
+
+}  // namespace
+
+TEST_CASE("GeForce cards without peer-to-peer: copies staged through host memory", "[sim][fabric]") {
+  const double b = 16 * kMB;
+  auto t = measure(cards({kX16, kX4}), [&](Fabric& f, std::vector<double>& out) {
+    out.push_back(timed([&] { f.host_to_card(1, b); }));
+    out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
+    out.push_back(timed([&] { f.all_reduce(b); }));
+  });
+  CHECK(t[0] == Approx(kPcieLat + b / kX4).epsilon(1e-9));
+  // Two copies in turn: card 0 -> host over x16, host -> card 1 over x4.
+  CHECK(t[1] == Approx(kPcieLat + b / kX16 + kPcieLat + b / kX4).epsilon(1e-9));
+  // Ring over 2 cards: 2 steps, each both cards' halves staged (the x4 hop sets the pace).
+  CHECK(t[2] == Approx(2 * (kPcieLat + b / 2 / kX4 + kPcieLat + b / 2 / kX4)).epsilon(1e-9));
+}
+
+TEST_CASE("peer-to-peer over PCIe crosses both cards' links, the slower one sets the rate", "[sim][fabric]") {
+  PlatformSpec spec = cards({kX16, kX4});
+  spec.peer_to_peer = true;
+  const double b = 16 * kMB;
+  auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) {
+    out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
+    out.push_back(timed([&] { f.card_to_card(1, 0, b); }));
+  });
+  CHECK(t[0] == Approx(2 * kPcieLat + b / kX4).epsilon(1e-9));
+  CHECK(t[1] == Approx(2 * kPcieLat + b / kX4).epsilon(1e-9));
+}
+
+TEST_CASE("an NVLink bridge carries card-to-card copies and all-reduces", "[sim][fabric]") {
+  PlatformSpec spec = cards({kX16, kX16});
+  spec.gpu_link = LinkParams{"nvlink", kNv, kNvLat};
+  const double b = 16 * kMB;
+  auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) {
+    out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
+    out.push_back(timed([&] { f.all_reduce(b); }));
+    out.push_back(f.gpu_link_bytes());
+    out.push_back(f.card_link_bytes(0));
+  });
+  CHECK(t[0] == Approx(kNvLat + b / kNv).epsilon(1e-9));
+  // Both directions of the bridge at once (split duplex): each ring step is one chunk's time.
+  CHECK(t[1] == Approx(2 * (kNvLat + b / 2 / kNv)).epsilon(1e-9));
+  CHECK(t[2] == Approx(b + 2 * 2 * b / 2));
+  CHECK(t[3] == 0);
+}
+
+TEST_CASE("a 4-card ring all-reduce takes 2(N-1) steps of B/N each", "[sim][fabric]") {
+  PlatformSpec spec = cards({kX16, kX16, kX16, kX16});
+  spec.gpu_link = LinkParams{"nvlink", kNv, kNvLat};
+  const double b = 64 * kMB;
+  auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) { out.push_back(timed([&] { f.all_reduce(b); })); });
+  CHECK(t[0] == Approx(6 * (kNvLat + b / 4 / kNv)).epsilon(1e-9));
+}
+
+TEST_CASE("cards behind a PCIe switch share its uplink to the host", "[sim][fabric]") {
+  PlatformSpec spec = cards({kX16, kX16});
+  spec.pcie_switch = LinkParams{"switch", kX16, kPcieLat};
+  const double b = 16 * kMB;
+  auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) {
+    out.push_back(timed([&] { f.host_to_card(0, b); }));
+    // Both cards at once: the uplink is shared, each gets half of it.
+    out.push_back(timed([&] {
+      auto other = s4u::Actor::create("other", s4u::this_actor::get_host(), [&] { f.host_to_card(1, b); });
+      f.host_to_card(0, b);
+      other->join();
+    }));
+    out.push_back(f.switch_bytes());
+  });
+  CHECK(t[0] == Approx(2 * kPcieLat + b / kX16).epsilon(1e-9));
+  CHECK(t[1] == Approx(2 * kPcieLat + 2 * b / kX16).epsilon(1e-9));
+  CHECK(t[2] == Approx(3 * b));
+}

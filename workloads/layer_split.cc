@@ -1,0 +1,64 @@
+#include "workloads/layer_split.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/units.h"
+
+namespace vramsim::workloads {
+
+std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capacity) {
+  const int cards = static_cast<int>(capacity.size());
+  if (cards < 1) throw std::invalid_argument("no cards to split layers over");
+  if (layers < cards)
+    throw std::invalid_argument("a model of " + std::to_string(layers) + " layers cannot be split over " +
+                                std::to_string(cards) + " cards");
+  const double total = std::accumulate(capacity.begin(), capacity.end(), 0.0);
+  if (!(total > 0)) throw std::invalid_argument("the cards have no free memory to split layers over");
+  // Every card one layer, the rest by largest remainder (ties to the lower index: deterministic).
+  std::vector<int> out(capacity.size(), 1);
+  const int rest = layers - cards;
+  std::vector<std::pair<double, int>> remainder;
+  int dealt = 0;
+  for (int c = 0; c < cards; ++c) {
+    const double exact = rest * std::max(0.0, capacity[static_cast<std::size_t>(c)]) / total;
+    const int whole = static_cast<int>(std::floor(exact));
+    out[static_cast<std::size_t>(c)] += whole;
+    dealt += whole;
+    remainder.emplace_back(-(exact - whole), c);
+  }
+  std::sort(remainder.begin(), remainder.end());
+  for (int i = 0; i < rest - dealt; ++i) ++out[static_cast<std::size_t>(remainder[static_cast<std::size_t>(i)].second)];
+  return out;
+}
+
+std::vector<CardShare> split_footprint(const Footprint& total, int layers, const std::vector<int>& layers_per_card,
+                                       const std::vector<double>& usable) {
+  if (layers_per_card.size() != usable.size()) throw std::invalid_argument("one layer count per card expected");
+  std::vector<CardShare> out;
+  int first = 0;
+  for (std::size_t c = 0; c < usable.size(); ++c) {
+    CardShare s;
+    s.first_layer = first;
+    s.end_layer = first + layers_per_card[c];
+    s.need = total.total * layers_per_card[c] / static_cast<double>(layers);
+    s.usable = usable[c];
+    first = s.end_layer;
+    out.push_back(s);
+  }
+  if (first != layers) throw std::invalid_argument("the layer counts do not add up to the model's layers");
+  return out;
+}
+
+std::string first_overfull_card(const std::vector<CardShare>& shares) {
+  for (std::size_t c = 0; c < shares.size(); ++c)
+    if (!shares[c].fits())
+      return "card " + std::to_string(c) + " (layers " + std::to_string(shares[c].first_layer) + "-" +
+             std::to_string(shares[c].end_layer - 1) + ") needs " + units::format_gib(shares[c].need) + " of " +
+             units::format_gib(shares[c].usable) + " usable";
+  return "";
+}
+
+}  // namespace vramsim::workloads
