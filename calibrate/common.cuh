@@ -165,4 +165,7 @@ void bench_gemv(Context& ctx);       // (6) cuBLAS fp16 GEMV-like GEMMs
 void bench_launch(Context& ctx);     // (7) kernel launch, device sync, CUDA Graph node
 void bench_power(Context& ctx);      // (8) NVML energy counter, idle and loaded (if built with NVML)
 
+// `vramsim-calibrate replay ARGS` (replay.cu): the real-card MoE decode loop; argv excludes "replay".
+int replay_main(int argc, char** argv);
+
 }  // namespace vramsim::calibrate

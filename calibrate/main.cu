@@ -3,6 +3,7 @@
 // configs have them) plus every sample (DIR/NAME-raw.json).
 //
 //   vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N]
+//   vramsim-calibrate replay --trace FILE [...]   the real-card MoE replay (replay.cu)
 //
 // The card's settings (clocks, power limits, persistence, ...) are only read, never changed.
 
@@ -30,6 +31,7 @@ struct Options {
 void usage(std::FILE* f) {
   std::fprintf(f,
                "usage: vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N]\n"
+               "       vramsim-calibrate replay --trace FILE [...]  (the real-card MoE replay; replay --help)\n"
                "  --out DIR    output directory (default calibration-out)\n"
                "  --name NAME  file stem: DIR/NAME.yaml and DIR/NAME-raw.json (default: the device name)\n"
                "  --quick      half the sizes and trials (for a fast check)\n"
@@ -97,6 +99,7 @@ std::string utc_now() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "replay") == 0) return vc::replay_main(argc - 2, argv + 2);
   const Options opt = parse(argc, argv);
 
   int count = 0;

@@ -8,6 +8,9 @@
 
 namespace vramsim::calibrate {
 
+InputError::InputError(const std::string& file, std::size_t line, std::size_t column, const std::string& message)
+    : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: " + message) {}
+
 // ---- statistics -------------------------------------------------------------------------
 
 Stats summarize(const std::vector<double>& samples) {

@@ -7,11 +7,19 @@
 
 #include <cstddef>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace vramsim::calibrate {
+
+// A malformed line of an input file (an engine log, a routing trace). what() is
+// "FILE:LINE:COL: error: MESSAGE" (1-based line and column), as the project's config errors.
+class InputError : public std::runtime_error {
+ public:
+  InputError(const std::string& file, std::size_t line, std::size_t column, const std::string& message);
+};
 
 // ---- statistics -------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ commands:
   validate       run a validation dataset and compare with measurements
   sweep          run a study's points in parallel processes and write its report
   report         write the report (Markdown, HTML) of a sweep's results directory
+  calibrate      fit engine parameters from an engine's log (--from-log FILE)
+  routing-trace  write a scenario's expert routing as a trace (for vramsim-calibrate replay)
   list           list the catalogue: gpus, links, hosts, models, formats
   import-model   write a catalogue model from a Hugging Face config.json
   version        print the version
@@ -33,6 +35,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "validate") return validate_command(rest);
   if (command == "sweep") return sweep_command(rest);
   if (command == "report") return report_command(rest);
+  if (command == "calibrate") return calibrate_command(rest);
+  if (command == "routing-trace") return routing_trace_command(rest);
   if (command == "import-model") return import_model_command(rest);
   if (command == "version" || command == "--version") {
     std::cout << "vramsim " << VRAMSIM_VERSION << "\n";

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Measures this machine's NVIDIA GPU for vramsim: installs the build dependencies, builds
-# vramsim-calibrate (Release, with CUDA) and runs it. Needs an NVIDIA driver (nvidia-smi)
-# and a CUDA toolkit (nvcc on PATH or in /usr/local/cuda). Takes a few minutes.
+# vramsim-calibrate (Release, with CUDA) and vramsim, runs the microbenchmarks, then the
+# real-card MoE replay over a routing trace vramsim writes (docs/calibration.md). Needs an
+# NVIDIA driver (nvidia-smi) and a CUDA toolkit (nvcc on PATH or in /usr/local/cuda). Takes a
+# few minutes.
 #
 #   scripts/calibrate-on-gpu.sh                 # full run
-#   QUICK=1 scripts/calibrate-on-gpu.sh         # half the sizes and trials
+#   QUICK=1 scripts/calibrate-on-gpu.sh         # half the sizes and trials, a shorter replay
 #   OUT=dir NAME=my-card scripts/calibrate-on-gpu.sh
+#   REPLAY=0 scripts/calibrate-on-gpu.sh        # microbenchmarks only
+#   REPLAY_SCENARIO=configs/scenarios/x.yaml REPLAY_TOKENS=2000 REPLAY_COVERAGE=0.1,0.5,1 \
+#     REPLAY_EXPERT_BYTES=1382400 scripts/calibrate-on-gpu.sh
 #
-# Writes $OUT/$NAME.yaml (the calibration, units in strings) and $OUT/$NAME-raw.json (every
-# sample). The card's settings are never changed.
+# Writes, all in $OUT: $NAME.yaml (the calibration, units in strings), $NAME-raw.json (every
+# sample), routing.trace (the replay's routing) and $NAME-replay.json (tokens/s and hit rate
+# per cache size, copy and zero-copy). The card's settings are never changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,14 +42,47 @@ build="build-calibrate"
 echo "calibrate-on-gpu: configuring ($build, Release, nvcc: $nvcc_path)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DVRAMSIM_BUILD_TESTS=OFF \
       -DCMAKE_CUDA_COMPILER="$nvcc_path" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target vramsim-calibrate
+targets=(--target vramsim-calibrate)
+[ "${REPLAY:-1}" = "1" ] && targets+=(--target vramsim)
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 
 args=(--out "$out" --name "$name")
 [ "${QUICK:-0}" = "1" ] && args+=(--quick)
 echo "calibrate-on-gpu: running $build/bin/vramsim-calibrate ${args[*]}"
 start=$SECONDS
 "$build/bin/vramsim-calibrate" "${args[@]}"
+
+if [ "${REPLAY:-1}" = "1" ]; then
+  # The case study's model by default: 48 layers x 512 experts of 1,382,400 bytes (34 GB of
+  # pinned host memory). On a host with less than twice that, experts shrink to fit half the RAM.
+  scenario="${REPLAY_SCENARIO:-configs/scenarios/moe125b-rtx5090-gen3-shared.yaml}"
+  tokens="${REPLAY_TOKENS:-1000}"
+  [ "${QUICK:-0}" = "1" ] && tokens="${REPLAY_TOKENS:-300}"
+  echo
+  echo "calibrate-on-gpu: routing trace of $scenario ($tokens tokens)"
+  "$build/bin/vramsim" routing-trace "$scenario" -o "$out/routing.trace" --tokens "$tokens"
+  replay=(replay --trace "$out/routing.trace" --out "$out" --name "$name")
+  [ -n "${REPLAY_COVERAGE:-}" ] && replay+=(--coverage "$REPLAY_COVERAGE")
+  [ "${QUICK:-0}" = "1" ] && replay+=(--trials 1)
+  expert_bytes="${REPLAY_EXPERT_BYTES:-}"
+  if [ -z "$expert_bytes" ]; then
+    pairs=$(awk '/^layers /{l=$2} /^experts /{e=$2} /^expert_bytes /{b=$2} /^prefill_order/{print l*e; exit}' "$out/routing.trace")
+    trace_bytes=$(awk '/^expert_bytes /{print $2; exit}' "$out/routing.trace")
+    half_ram=$(( $(awk '/^MemTotal:/{print $2}' /proc/meminfo) * 1024 / 2 ))
+    if [ $(( pairs * trace_bytes )) -gt "$half_ram" ]; then
+      expert_bytes=$(( half_ram / pairs / 4096 * 4096 ))
+      echo "calibrate-on-gpu: $pairs experts x $trace_bytes B exceed half the RAM; replaying $expert_bytes B experts"
+    fi
+  fi
+  [ -n "$expert_bytes" ] && replay+=(--expert-bytes "$expert_bytes")
+  echo "calibrate-on-gpu: running $build/bin/vramsim-calibrate ${replay[*]}"
+  "$build/bin/vramsim-calibrate" "${replay[@]}"
+fi
+
 echo
 echo "calibrate-on-gpu: done in $((SECONDS - start)) s"
 echo "  calibration: $out/$name.yaml"
 echo "  raw samples: $out/$name-raw.json"
+if [ "${REPLAY:-1}" = "1" ]; then
+  echo "  replay:      $out/$name-replay.json (routing: $out/routing.trace)"
+fi

@@ -1,0 +1,348 @@
+#include "calibrate/log_fit.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace vramsim::calibrate {
+
+namespace {
+
+// The markers that identify a line; the text before a marker is ignored.
+constexpr std::string_view kStrataGeneration = "strata serve: prompt ";
+constexpr std::string_view kStrataCache = "strata serve: decode expert cache hit rate:";
+constexpr std::string_view kLlamaPrompt = "prompt eval time =";
+constexpr std::string_view kLlamaEval = "eval time =";
+
+enum class Kind { Other, StrataGeneration, StrataCache, LlamaPrompt, LlamaEval };
+
+struct Classified {
+  Kind kind = Kind::Other;
+  std::size_t at = 0;  // where the text after the marker starts
+};
+
+Classified classify(std::string_view line) {
+  if (auto p = line.find(kStrataGeneration); p != std::string_view::npos)
+    return {Kind::StrataGeneration, p + kStrataGeneration.size()};
+  if (auto p = line.find(kStrataCache); p != std::string_view::npos) return {Kind::StrataCache, p + kStrataCache.size()};
+  if (auto p = line.find(kLlamaPrompt); p != std::string_view::npos) return {Kind::LlamaPrompt, p + kLlamaPrompt.size()};
+  if (auto p = line.find(kLlamaEval); p != std::string_view::npos) return {Kind::LlamaEval, p + kLlamaEval.size()};
+  return {};
+}
+
+// Reads one line left to right; every mismatch throws InputError at its column.
+class Scanner {
+ public:
+  Scanner(std::string_view line, std::size_t at, const std::string& file, std::size_t line_no, const char* what)
+      : s_(line), pos_(at), file_(file), line_no_(line_no), what_(what) {}
+
+  // Matches `text`; a space in `text` matches any run of blanks (or none) in the line.
+  Scanner& lit(std::string_view text) {
+    skip_blanks();
+    for (char c : text) {
+      if (c == ' ') {
+        skip_blanks();
+        continue;
+      }
+      if (pos_ >= s_.size() || s_[pos_] != c) fail("expected \"" + std::string(text) + "\"");
+      ++pos_;
+    }
+    return *this;
+  }
+  bool try_lit(std::string_view text) {
+    const std::size_t save = pos_;
+    skip_blanks();
+    for (char c : text) {
+      if (c == ' ') {
+        skip_blanks();
+        continue;
+      }
+      if (pos_ >= s_.size() || s_[pos_] != c) {
+        pos_ = save;
+        return false;
+      }
+      ++pos_;
+    }
+    return true;
+  }
+  double number() {
+    skip_blanks();
+    double v = 0;
+    const char* first = s_.data() + pos_;
+    const auto [end, ec] = std::from_chars(first, s_.data() + s_.size(), v);
+    if (ec != std::errc() || !std::isfinite(v) || v < 0) fail("expected a non-negative number");
+    pos_ += static_cast<std::size_t>(end - first);
+    return v;
+  }
+  std::int64_t integer() {
+    skip_blanks();
+    std::int64_t v = 0;
+    const char* first = s_.data() + pos_;
+    const auto [end, ec] = std::from_chars(first, s_.data() + s_.size(), v);
+    if (ec != std::errc() || v < 0) fail("expected a non-negative whole number");
+    pos_ += static_cast<std::size_t>(end - first);
+    return v;
+  }
+  [[noreturn]] void fail(const std::string& message) const {
+    const std::size_t shown = std::min<std::size_t>(24, s_.size() - std::min(pos_, s_.size()));
+    throw InputError(file_, line_no_, pos_ + 1,
+                   std::string(what_) + ": " + message + ", got \"" + std::string(s_.substr(pos_, shown)) + "\"");
+  }
+  [[noreturn]] void fail_at(std::size_t column, const std::string& message) const {
+    throw InputError(file_, line_no_, column, std::string(what_) + ": " + message);
+  }
+
+ private:
+  void skip_blanks() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+  std::string_view s_;
+  std::size_t pos_;
+  const std::string& file_;
+  std::size_t line_no_;
+  const char* what_;
+};
+
+struct Pending {
+  Kind kind = Kind::Other;
+  std::size_t line = 0;
+  LogRecord record;
+};
+
+LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
+  LogRecord r;
+  r.line = line_no;
+  r.format = "strata";
+  r.prompt_tokens = sc.integer();
+  sc.lit("tokens =");
+  sc.integer();
+  sc.lit("reused +");
+  sc.integer();
+  sc.lit("read in");
+  r.prompt_s = sc.number() * 1e-3;
+  sc.lit("ms,");
+  r.gen_tokens = sc.integer();
+  sc.lit("generated in");
+  r.decode_s = sc.number() * 1e-3;
+  sc.lit("ms (");
+  r.decode_tok_s = sc.number();
+  sc.lit("tok/s)");
+  // The draft figures are optional (the case study's published line elides them).
+  if (sc.try_lit(", drafts accepted")) {
+    Scanner probe = sc;
+    if (probe.try_lit("...")) return r;
+    r.accepted = sc.integer();
+    sc.lit("/");
+    r.drafted = sc.integer();
+  }
+  return r;
+}
+
+void read_strata_cache(Scanner& sc, LogRecord& r) {
+  sc.number();  // the printed hit rate (rounded): recomputed from the counts
+  sc.lit("% (");
+  r.hits = sc.integer();
+  sc.lit("hits /");
+  r.lookups = sc.integer();
+  sc.lit("lookups);");
+  r.pcie_reads = sc.integer();
+  sc.lit("more read by the GPU over PCIe or from another GPU (");
+  sc.number();
+  sc.lit("% of all");
+  r.routed = sc.integer();
+  sc.lit("routed)");
+  if (r.hits > r.lookups) sc.fail_at(1, "more hits (" + std::to_string(r.hits) + ") than lookups (" + std::to_string(r.lookups) + ")");
+  r.has_cache = true;
+  r.hit_rate = r.lookups > 0 ? static_cast<double>(r.hits) / static_cast<double>(r.lookups) : 1.0;
+  r.pcie_overflow = r.routed > 0 ? static_cast<double>(r.pcie_reads) / static_cast<double>(r.routed) : 0.0;
+}
+
+// llama.cpp: "= 41.08 ms / 13 tokens (...)"; returns {ms as seconds, tokens}.
+std::pair<double, std::int64_t> read_llama_timing(Scanner& sc) {
+  const double s = sc.number() * 1e-3;
+  sc.lit("ms /");
+  const std::int64_t n = sc.integer();
+  if (!sc.try_lit("tokens") && !sc.try_lit("runs")) sc.fail("expected \"tokens\" or \"runs\"");
+  return {s, n};
+}
+
+void finish_record(LogRecord& r, const LogOptions& o) {
+  if (r.format == "strata" && r.drafted && o.draft_tokens && *o.draft_tokens > 0)
+    r.steps = static_cast<double>(*r.drafted) / *o.draft_tokens;
+  else if (r.format == "strata" && r.accepted)
+    r.steps = static_cast<double>(r.gen_tokens - std::min(*r.accepted, r.gen_tokens));
+  else
+    r.steps = static_cast<double>(r.gen_tokens) / o.tokens_per_step;
+  if (r.format == "llama.cpp") r.decode_tok_s = r.decode_s > 0 ? static_cast<double>(r.gen_tokens) / r.decode_s : 0.0;
+  r.step_s = r.steps > 0 ? r.decode_s / r.steps : 0.0;
+  if (r.has_cache && r.steps > 0) {
+    r.misses_per_step = static_cast<double>(r.lookups - r.hits) / r.steps;
+    r.pcie_reads_per_step = static_cast<double>(r.pcie_reads) / r.steps;
+  }
+}
+
+const char* unpaired_kind(Kind k) {
+  switch (k) {
+    case Kind::StrataGeneration: return "strata generation line without a cache line right after it";
+    case Kind::StrataCache: return "strata cache line without a generation line right before it";
+    case Kind::LlamaPrompt: return "llama.cpp prompt eval line without an eval line right after it";
+    case Kind::LlamaEval: return "llama.cpp eval line without a prompt eval line right before it";
+    case Kind::Other: break;
+  }
+  return "";
+}
+
+}  // namespace
+
+ParsedLog parse_log(std::istream& in, const std::string& file, const LogOptions& options) {
+  ParsedLog out;
+  std::optional<Pending> pending;
+  std::string line;
+  std::size_t n = 0;
+  auto drop_pending = [&] {
+    if (pending) out.unpaired.push_back({pending->line, unpaired_kind(pending->kind)});
+    pending.reset();
+  };
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const Classified c = classify(line);
+    const bool partner = pending && pending->line + 1 == n &&
+                         ((pending->kind == Kind::StrataGeneration && c.kind == Kind::StrataCache) ||
+                          (pending->kind == Kind::LlamaPrompt && c.kind == Kind::LlamaEval));
+    if (partner) {
+      LogRecord r = std::move(pending->record);
+      pending.reset();
+      if (c.kind == Kind::StrataCache) {
+        Scanner sc(line, c.at, file, n, "strata cache line");
+        read_strata_cache(sc, r);
+      } else {
+        Scanner sc(line, c.at, file, n, "llama.cpp eval time");
+        std::tie(r.decode_s, r.gen_tokens) = read_llama_timing(sc);
+      }
+      finish_record(r, options);
+      out.records.push_back(std::move(r));
+      continue;
+    }
+    drop_pending();
+    switch (c.kind) {
+      case Kind::StrataGeneration: {
+        Scanner sc(line, c.at, file, n, "strata generation line");
+        pending = Pending{c.kind, n, read_strata_generation(sc, n)};
+        break;
+      }
+      case Kind::LlamaPrompt: {
+        Scanner sc(line, c.at, file, n, "llama.cpp prompt eval time");
+        LogRecord r;
+        r.line = n;
+        r.format = "llama.cpp";
+        std::tie(r.prompt_s, r.prompt_tokens) = read_llama_timing(sc);
+        pending = Pending{c.kind, n, std::move(r)};
+        break;
+      }
+      case Kind::StrataCache: {
+        Scanner sc(line, c.at, file, n, "strata cache line");  // still checked: a malformed line is an error
+        LogRecord ignored;
+        read_strata_cache(sc, ignored);
+        out.unpaired.push_back({n, unpaired_kind(c.kind)});
+        break;
+      }
+      case Kind::LlamaEval: {
+        Scanner sc(line, c.at, file, n, "llama.cpp eval time");
+        read_llama_timing(sc);
+        out.unpaired.push_back({n, unpaired_kind(c.kind)});
+        break;
+      }
+      case Kind::Other: break;
+    }
+  }
+  drop_pending();
+  out.lines = n;
+  return out;
+}
+
+LinearFit least_squares(const std::vector<std::vector<double>>& columns, const std::vector<double>& y) {
+  LinearFit f;
+  const std::size_t n = y.size();
+  const std::size_t p = columns.size() + 1;
+  f.n = n;
+  if (n <= p) return f;
+  auto x = [&](std::size_t i, std::size_t j) { return j == 0 ? 1.0 : columns[j - 1][i]; };
+  // Normal equations [X'X | I] reduced to [I | (X'X)^-1] by Gauss-Jordan with partial pivoting.
+  std::vector<std::vector<double>> a(p, std::vector<double>(2 * p, 0.0));
+  std::vector<double> xty(p, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < p; ++j) {
+      xty[j] += x(i, j) * y[i];
+      for (std::size_t k = 0; k < p; ++k) a[j][k] += x(i, j) * x(i, k);
+    }
+  double scale = 0;
+  for (std::size_t j = 0; j < p; ++j) {
+    a[j][p + j] = 1.0;
+    scale = std::max(scale, std::fabs(a[j][j]));
+  }
+  for (std::size_t c = 0; c < p; ++c) {
+    std::size_t pivot = c;
+    for (std::size_t r = c + 1; r < p; ++r)
+      if (std::fabs(a[r][c]) > std::fabs(a[pivot][c])) pivot = r;
+    if (!(std::fabs(a[pivot][c]) > 1e-12 * scale)) return f;  // singular: e.g. a regressor that never varies
+    std::swap(a[c], a[pivot]);
+    const double d = a[c][c];
+    for (double& v : a[c]) v /= d;
+    for (std::size_t r = 0; r < p; ++r) {
+      if (r == c || a[r][c] == 0.0) continue;
+      const double m = a[r][c];
+      for (std::size_t k = 0; k < 2 * p; ++k) a[r][k] -= m * a[c][k];
+    }
+  }
+  f.coef.assign(p, 0.0);
+  for (std::size_t j = 0; j < p; ++j)
+    for (std::size_t k = 0; k < p; ++k) f.coef[j] += a[j][p + k] * xty[k];
+  double ssr = 0, mean = 0, sst = 0;
+  for (double v : y) mean += v / static_cast<double>(n);
+  f.residuals.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double pred = 0;
+    for (std::size_t j = 0; j < p; ++j) pred += f.coef[j] * x(i, j);
+    f.residuals[i] = y[i] - pred;
+    ssr += f.residuals[i] * f.residuals[i];
+    sst += (y[i] - mean) * (y[i] - mean);
+  }
+  f.dof = n - p;
+  const double s2 = ssr / static_cast<double>(f.dof);
+  f.stderr_.resize(p);
+  for (std::size_t j = 0; j < p; ++j) f.stderr_[j] = std::sqrt(std::max(0.0, s2 * a[j][p + j]));
+  f.residual_rms = std::sqrt(ssr / static_cast<double>(n));
+  f.r2 = sst > 0 ? 1.0 - ssr / sst : 1.0;
+  f.ok = true;
+  return f;
+}
+
+bool in_step_fit(const LogRecord& r, std::optional<double> max_misses_per_step) {
+  return r.has_cache && r.steps > 0 && r.decode_s > 0 && (!max_misses_per_step || r.misses_per_step <= *max_misses_per_step);
+}
+
+StepFit fit_step_time(const std::vector<LogRecord>& records, const std::string& regressor,
+                      std::optional<double> max_misses_per_step) {
+  if (regressor != "misses" && regressor != "pcie_reads")
+    throw std::invalid_argument("fit_step_time: regressor must be \"misses\" or \"pcie_reads\", got \"" + regressor + "\"");
+  StepFit out;
+  out.regressor = regressor;
+  std::vector<double> x, y;
+  for (const auto& r : records) {
+    if (!in_step_fit(r, max_misses_per_step)) continue;
+    x.push_back(regressor == "misses" ? r.misses_per_step : r.pcie_reads_per_step);
+    y.push_back(r.step_s);
+  }
+  out.fit = least_squares({x}, y);
+  if (!x.empty()) {
+    out.x_min = *std::min_element(x.begin(), x.end());
+    out.x_max = *std::max_element(x.begin(), x.end());
+  }
+  return out;
+}
+
+}  // namespace vramsim::calibrate

@@ -1,0 +1,264 @@
+// `vramsim calibrate --from-log FILE`: reads an engine's telemetry (the case study's strata
+// lines, llama.cpp server timings), pairs each request's lines, writes per-request records and
+// fits the engine-level parameters by least squares (calibrate/log_fit.h, docs/calibration.md).
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "calibrate/log_fit.h"
+#include "calibrate/report.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "core/config_reader.h"
+#include "core/json.h"
+
+namespace vramsim::cli {
+namespace {
+
+const char* kHelp = R"(usage: vramsim calibrate --from-log FILE [options]
+
+Reads an inference engine's log: the case study's engine lines (`strata serve: prompt ...`
+followed on the next line by `strata serve: decode expert cache hit rate: ...`; `vramsim run
+--log-format strata` writes them) and llama.cpp server timings (`prompt eval time = ...`
+followed by `eval time = ...`). Only strictly adjacent pairs make a request; other lines with
+a request figure are counted as unpaired. Fits, by least squares over the requests,
+  t_step = t_fast + c_miss x (cache misses per decode step)
+  t_step = t_fast + c_pcie x (experts read over PCIe per decode step)
+and prints the parameters with standard errors and residuals (docs/calibration.md).
+
+  --json                 print one JSON object (docs/json-schema.md)
+  --records-out FILE     write the per-request records: CSV when FILE ends in .csv, else JSON lines
+  --draft-tokens N       drafts proposed per step (MTP): steps = drafted / N; without it
+                         steps = generated - accepted when the log gives drafts, else
+                         generated / --tokens-per-step
+  --tokens-per-step X    tokens per decode step for lines without draft figures (default 1)
+  --max-misses-per-step X  fit only the requests with at most X misses per step (the
+                         low-miss regime, where each miss is a layer's only one)
+)";
+
+struct Dist {
+  double p50 = 0, mean = 0, min = 0, max = 0;
+};
+
+Dist dist(const std::vector<double>& v) {
+  const calibrate::Stats s = calibrate::summarize(v);
+  return {s.median, s.mean, s.min, s.max};
+}
+
+std::string number_text(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Residual of one record under a step fit, when the record took part in it.
+std::optional<double> residual(const calibrate::StepFit& f, const calibrate::LogRecord& r, std::optional<double> max_x) {
+  if (!f.fit.ok || !calibrate::in_step_fit(r, max_x)) return std::nullopt;
+  const double x = f.regressor == "misses" ? r.misses_per_step : r.pcie_reads_per_step;
+  return r.step_s - (f.fit.coef[0] + f.fit.coef[1] * x);
+}
+
+void write_records(const std::string& path, const std::vector<calibrate::LogRecord>& records,
+                   const calibrate::StepFit& miss_fit, std::optional<double> max_x) {
+  std::ofstream out(path);
+  if (!out) throw UsageError("cannot write " + path);
+  const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  if (csv)
+    out << "line,format,prompt_tokens,prompt_s,gen_tokens,decode_s,decode_tok_s,accepted,drafted,steps,step_s,hits,"
+           "lookups,hit_rate,pcie_reads,routed,pcie_overflow,misses_per_step,pcie_reads_per_step,residual_s\n";
+  for (const auto& r : records) {
+    const auto res = residual(miss_fit, r, max_x);
+    if (csv) {
+      auto opt = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
+      auto cache = [&](double v) { return r.has_cache ? number_text(v) : std::string(); };
+      auto count = [&](std::int64_t v) { return r.has_cache ? std::to_string(v) : std::string(); };
+      out << r.line << ',' << r.format << ',' << r.prompt_tokens << ',' << number_text(r.prompt_s) << ','
+          << r.gen_tokens << ',' << number_text(r.decode_s) << ',' << number_text(r.decode_tok_s) << ','
+          << opt(r.accepted) << ',' << opt(r.drafted) << ',' << number_text(r.steps) << ',' << number_text(r.step_s)
+          << ',' << count(r.hits) << ',' << count(r.lookups) << ',' << cache(r.hit_rate) << ','
+          << count(r.pcie_reads) << ',' << count(r.routed) << ',' << cache(r.pcie_overflow) << ','
+          << cache(r.misses_per_step) << ',' << cache(r.pcie_reads_per_step) << ','
+          << (res ? number_text(*res) : std::string()) << '\n';
+      continue;
+    }
+    json::Writer j(false);
+    j.begin_object().field("line", static_cast<std::int64_t>(r.line)).field("format", r.format)
+        .field("prompt_tokens", r.prompt_tokens).field("prompt_s", r.prompt_s).field("gen_tokens", r.gen_tokens)
+        .field("decode_s", r.decode_s).field("decode_tok_s", r.decode_tok_s).field("accepted", r.accepted)
+        .field("drafted", r.drafted).field("steps", r.steps).field("step_s", r.step_s);
+    if (r.has_cache) {
+      j.field("hits", r.hits).field("lookups", r.lookups).field("hit_rate", r.hit_rate).field("pcie_reads", r.pcie_reads)
+          .field("routed", r.routed).field("pcie_overflow", r.pcie_overflow).field("misses_per_step", r.misses_per_step)
+          .field("pcie_reads_per_step", r.pcie_reads_per_step);
+    }
+    j.field("residual_s", res).end_object();
+    out << j.str() << "\n";
+  }
+  if (!out) throw UsageError("cannot write " + path);
+}
+
+// `slope` names the per-unit cost ("c_miss"); its JSON key carries the unit ("c_miss_s").
+void write_fit_json(json::Writer& j, const char* key, const calibrate::StepFit& f, const std::string& slope) {
+  j.key(key);
+  if (!f.fit.ok) {
+    j.null();
+    return;
+  }
+  const std::string x = f.regressor == "misses" ? "misses_per_step" : "pcie_reads_per_step";
+  j.begin_object()
+      .field("model", "t_step = t_fast + " + slope + " * " + x)
+      .field("regressor", x)
+      .field("n", static_cast<std::int64_t>(f.fit.n))
+      .field("dof", static_cast<std::int64_t>(f.fit.dof))
+      .field("x_min", f.x_min)
+      .field("x_max", f.x_max);
+  j.key("t_fast_s").begin_object().field("value", f.fit.coef[0]).field("stderr", f.fit.stderr_[0]).end_object();
+  j.key(slope + "_s").begin_object().field("value", f.fit.coef[1]).field("stderr", f.fit.stderr_[1]).end_object();
+  j.field("residual_rms_s", f.fit.residual_rms).field("r2", f.fit.r2).end_object();
+}
+
+void print_fit(std::ostream& o, const calibrate::StepFit& f, const char* name, const char* per) {
+  const auto& s = f.fit;
+  o << "  fit: t_step = t_fast + " << name << " x " << per << " per step  (" << s.n << " requests, " << s.dof
+    << " degrees of freedom)\n";
+  if (!s.ok) {
+    o << "    not fitted: fewer than 3 requests with cache figures, or the regressor never varies\n";
+    return;
+  }
+  o << "    t_fast       " << calibrate::format_time(s.coef[0]) << " +- " << calibrate::format_time(s.stderr_[0])
+    << "  (the step time with no " << per << ")\n"
+    << "    " << name << "       " << calibrate::format_time(s.coef[1]) << " +- " << calibrate::format_time(s.stderr_[1])
+    << "  per " << (f.regressor == "misses" ? "miss" : "read") << "\n"
+    << "    residual RMS " << calibrate::format_time(s.residual_rms) << ", R^2 " << fixed(s.r2, 3) << "; " << per
+    << " per step in the fit " << fixed(f.x_min, 2) << " to " << fixed(f.x_max, 2)
+    << (f.x_min > 0.25 * f.x_max ? " (t_fast is extrapolated far below the data)" : "") << "\n";
+}
+
+double positive_number(const Args& args, const char* name) {
+  const std::string t = *args.get(name);
+  double v = 0;
+  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (res.ec != std::errc() || res.ptr != t.data() + t.size() || !(v > 0) || !std::isfinite(v))
+    throw UsageError(std::string(name) + ": expected a positive number, got \"" + t + "\"");
+  return v;
+}
+
+}  // namespace
+
+int calibrate_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"--from-log", "--records-out", "--draft-tokens", "--tokens-per-step", "--max-misses-per-step"};
+  spec.flags = {"--json", "--help"};
+  Args args(argv, spec);
+  if (args.answered_help(kHelp)) return 0;
+  if (!args.positional().empty()) throw UsageError("unexpected argument \"" + args.positional()[0] + "\" (see --help)");
+  const std::string file = args.require("--from-log");
+  calibrate::LogOptions options;
+  if (args.get("--draft-tokens")) options.draft_tokens = static_cast<int>(args.integer("--draft-tokens", 0, 1, 64));
+  if (args.get("--tokens-per-step")) options.tokens_per_step = positive_number(args, "--tokens-per-step");
+  std::optional<double> max_x;
+  if (args.get("--max-misses-per-step")) max_x = positive_number(args, "--max-misses-per-step");
+
+  std::ifstream in(file);
+  if (!in) throw UsageError("cannot read " + file);
+  calibrate::ParsedLog log;
+  try {
+    log = calibrate::parse_log(in, file, options);
+  } catch (const calibrate::InputError& e) {
+    throw config::ConfigError(Error{e.what()});
+  }
+  if (log.records.empty()) {
+    const std::size_t at = log.unpaired.empty() ? 1 : log.unpaired.front().line;
+    throw config::ConfigError(Error{
+        file + ":" + std::to_string(at) + ":1: error: no request found: no generation line is followed by its cache line " +
+        "(strata) or prompt eval line by its eval line (llama.cpp) in " + std::to_string(log.lines) + " lines; " +
+        std::to_string(log.unpaired.size()) + " unpaired" +
+        (log.unpaired.empty() ? std::string() : " (first: " + log.unpaired.front().kind + ")")});
+  }
+
+  const calibrate::StepFit miss_fit = calibrate::fit_step_time(log.records, "misses", max_x);
+  const calibrate::StepFit pcie_fit = calibrate::fit_step_time(log.records, "pcie_reads", max_x);
+  if (auto path = args.get("--records-out")) write_records(*path, log.records, miss_fit, max_x);
+
+  std::vector<double> hit, overflow, decode, step;
+  std::int64_t with_cache = 0, llama = 0;
+  for (const auto& r : log.records) {
+    decode.push_back(r.decode_tok_s);
+    if (r.steps > 0) step.push_back(r.step_s);
+    if (r.format == "llama.cpp") ++llama;
+    if (!r.has_cache) continue;
+    ++with_cache;
+    hit.push_back(r.hit_rate);
+    overflow.push_back(r.pcie_overflow);
+  }
+  const char* steps_from = options.draft_tokens ? "drafted / draft_tokens (where the log gives drafts)"
+                                                : "generated - accepted (where the log gives drafts), else generated / tokens_per_step";
+
+  if (args.flag("--json")) {
+    json::Writer j;
+    j.begin_object().field("log", file).field("lines", static_cast<std::int64_t>(log.lines))
+        .field("requests", static_cast<std::int64_t>(log.records.size())).field("requests_with_cache", with_cache)
+        .field("llama_cpp_requests", llama).field("unpaired", static_cast<std::int64_t>(log.unpaired.size()));
+    j.key("unpaired_lines").begin_array();
+    for (const auto& u : log.unpaired)
+      j.begin_object().field("line", static_cast<std::int64_t>(u.line)).field("kind", u.kind).end_object();
+    j.end_array();
+    auto write_dist = [&](const char* name, const std::vector<double>& v) {
+      j.key(name);
+      if (v.empty()) {
+        j.null();
+        return;
+      }
+      const Dist d = dist(v);
+      j.begin_object().field("p50", d.p50).field("mean", d.mean).field("min", d.min).field("max", d.max).end_object();
+    };
+    write_dist("hit_rate", hit);
+    write_dist("pcie_overflow", overflow);
+    write_dist("decode_tok_s", decode);
+    write_dist("step_s", step);
+    j.field("steps_from", steps_from).field("max_misses_per_step", max_x);
+    write_fit_json(j, "fit", miss_fit, "c_miss");
+    write_fit_json(j, "fit_pcie", pcie_fit, "c_pcie");
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return 0;
+  }
+
+  std::ostringstream o;
+  o << "vramsim calibrate: " << file << "\n"
+    << "  " << log.lines << " lines, " << log.records.size() << " requests (" << with_cache << " with cache figures, "
+    << llama << " llama.cpp), " << log.unpaired.size() << " unpaired lines\n";
+  for (std::size_t i = 0; i < log.unpaired.size() && i < 5; ++i)
+    o << "    line " << log.unpaired[i].line << ": " << log.unpaired[i].kind << "\n";
+  if (log.unpaired.size() > 5) o << "    ... (" << log.unpaired.size() - 5 << " more; --json lists them all)\n";
+  if (!hit.empty()) {
+    const Dist h = dist(hit), p = dist(overflow);
+    o << "  hit rate        p50 " << fixed(100 * h.p50, 1) << "%  (" << fixed(100 * h.min, 1) << "-" << fixed(100 * h.max, 1)
+      << "%)\n"
+      << "  PCIe overflow   p50 " << fixed(100 * p.p50, 2) << "%  (" << fixed(100 * p.min, 2) << "-" << fixed(100 * p.max, 2)
+      << "%)\n";
+  }
+  const Dist d = dist(decode);
+  o << "  decode tok/s    p50 " << fixed(d.p50, 1) << "  mean " << fixed(d.mean, 1) << "  (range " << fixed(d.min, 0) << "-"
+    << fixed(d.max, 0) << ")\n";
+  if (!step.empty()) o << "  step time       p50 " << calibrate::format_time(dist(step).p50) << "  (steps: " << steps_from << ")\n";
+  o << "\n";
+  if (max_x) o << "  fits over the requests with at most " << fixed(*max_x, 2) << " misses per step\n";
+  print_fit(o, miss_fit, "c_miss", "cache misses");
+  print_fit(o, pcie_fit, "c_pcie", "PCIe reads");
+  o << "\n  How these map onto configs/engines/*.yaml (step_overhead, miss_sync): docs/calibration.md\n";
+  std::cout << o.str();
+  return 0;
+}
+
+}  // namespace vramsim::cli

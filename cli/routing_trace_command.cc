@@ -1,0 +1,69 @@
+// `vramsim routing-trace SCENARIO.yaml -o FILE [--tokens N]`: the scenario's expert routing,
+// token by token, as the simulation draws it (sim/routing_trace.h), for the real-card replay.
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/args.h"
+#include "cli/catalogue_access.h"
+#include "cli/commands.h"
+#include "core/config_reader.h"
+#include "sim/routing_trace.h"
+#include "sim/scenario.h"
+#include "workloads/formats.h"
+
+namespace vramsim::cli {
+namespace {
+
+const char* kHelp = R"(usage: vramsim routing-trace SCENARIO.yaml -o FILE [--tokens N] [--set key=value ...]
+
+Writes the scenario's expert routing (the simulation's router and random streams: per-request
+preference, token locality) as a text trace: the model's shape, the hottest-first pre-fill
+order, then each decode token's top-k experts at every MoE layer (format: sim/routing_trace.h,
+docs/calibration.md). `vramsim-calibrate replay --trace FILE` replays it on a real card.
+
+  -o FILE, --output FILE   the trace file
+  --tokens N               decode tokens to write (default 1000; requests of workload.gen_tokens each)
+  --set key=value          override any scenario key
+  --seed N                 random seed (default: the scenario's)
+  --configs DIR            catalogue directory
+)";
+
+}  // namespace
+
+int routing_trace_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"-o", "--output", "--tokens", "--seed", "--configs"};
+  spec.flags = {"--help"};
+  spec.repeated = {"--set"};
+  Args args(argv, spec);
+  if (args.answered_help(kHelp)) return 0;
+  if (args.positional().size() != 1) throw UsageError("routing-trace takes one scenario file (see --help)");
+  auto output = args.get("-o");
+  if (!output) output = args.get("--output");
+  if (!output) throw UsageError("routing-trace needs -o FILE");
+  const std::int64_t tokens = args.integer("--tokens", 1000, 1, 100'000'000);
+
+  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
+  auto tree = config::load_yaml_file(args.positional()[0]);
+  if (!tree) throw config::ConfigError(tree.error());
+  apply_overrides(*tree, args.all("--set"));
+  if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
+  const sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
+  for (const auto& w : scenario.warnings) std::cerr << "vramsim routing-trace: warning: " << w << "\n";
+
+  std::ofstream out(*output);
+  if (!out) throw UsageError("cannot write " + *output);
+  try {
+    sim::write_routing_trace(out, scenario, tokens);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  out.close();
+  if (!out) throw UsageError("cannot write " + *output);
+  std::cerr << "vramsim routing-trace: wrote " << tokens << " tokens to " << *output << "\n";
+  return 0;
+}
+
+}  // namespace vramsim::cli

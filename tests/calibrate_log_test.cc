@@ -1,0 +1,248 @@
+// `vramsim calibrate --from-log`: strict pairing of an engine's request lines on recorded logs
+// (tests/data/logs/README.md), the least-squares fit and its uncertainty, and the command's output.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "calibrate/log_fit.h"
+#include "core/config_tree.h"
+#include "tests/test_support.h"
+
+using namespace vramsim;
+using vramsim::test::data_path;
+using vramsim::test::run_vramsim;
+
+namespace {
+
+calibrate::ParsedLog parse_file(const std::string& name, const calibrate::LogOptions& o = {}) {
+  std::ifstream in(data_path("logs/" + name));
+  REQUIRE(in);
+  return calibrate::parse_log(in, name, o);
+}
+
+calibrate::ParsedLog parse_text(const std::string& text, const calibrate::LogOptions& o = {}) {
+  std::istringstream in(text);
+  return calibrate::parse_log(in, "test.log", o);
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("calibrate log: the case study's real lines make one request", "[calibrate][log]") {
+  const auto log = parse_file("case-study.log");
+  CHECK(log.lines == 4);
+  CHECK(log.unpaired.empty());
+  REQUIRE(log.records.size() == 1);
+  const auto& r = log.records[0];
+  CHECK(r.line == 1);
+  CHECK(r.format == "strata");
+  CHECK(r.prompt_tokens == 26);
+  CHECK(r.prompt_s == Approx(0.043));
+  CHECK(r.gen_tokens == 192);
+  CHECK(r.decode_s == Approx(1.367));
+  CHECK(r.decode_tok_s == Approx(140.5));
+  CHECK_FALSE(r.accepted);  // "drafts accepted ..." is elided in the report
+  CHECK(r.steps == 192);    // no draft figures: one token per step unless told otherwise
+  CHECK(r.hits == 23414);
+  CHECK(r.lookups == 27131);
+  CHECK(r.pcie_reads == 412);
+  CHECK(r.routed == 17850);
+  CHECK(r.hit_rate == Approx(23414.0 / 27131));
+  CHECK(r.pcie_overflow == Approx(412.0 / 17850));
+  CHECK(r.misses_per_step == Approx((27131.0 - 23414) / 192));
+}
+
+TEST_CASE("calibrate log: only strictly adjacent lines pair", "[calibrate][log]") {
+  const auto log = parse_file("adversarial.log");
+  // Lines 5-6 (with a timestamp prefix) and 11-12 pair; nothing else does.
+  REQUIRE(log.records.size() == 2);
+  CHECK(log.records[0].line == 5);
+  CHECK(log.records[0].hits == 990);
+  CHECK(log.records[1].line == 11);
+  CHECK(log.records[1].decode_tok_s == Approx(125.0));
+  CHECK(log.records[1].hits == 950);
+  std::vector<std::size_t> unpaired;
+  for (const auto& u : log.unpaired) unpaired.push_back(u.line);
+  CHECK(unpaired == std::vector<std::size_t>{1, 2, 4, 7, 9, 10, 13, 14});
+  CHECK(log.unpaired[1].kind == "strata generation line without a cache line right after it");
+  CHECK(log.unpaired[0].kind == "strata cache line without a generation line right before it");
+}
+
+TEST_CASE("calibrate log: Windows line ends", "[calibrate][log]") {
+  const auto log = parse_file("crlf.log");
+  REQUIRE(log.records.size() == 1);
+  CHECK(log.records[0].routed == 4800);
+}
+
+TEST_CASE("calibrate log: llama.cpp server timings", "[calibrate][log]") {
+  const auto log = parse_file("llama-server.log");
+  REQUIRE(log.records.size() == 2);
+  CHECK(log.records[0].format == "llama.cpp");
+  CHECK(log.records[0].line == 8);
+  CHECK(log.records[0].prompt_tokens == 13);
+  CHECK(log.records[0].prompt_s == Approx(0.04108));
+  CHECK(log.records[0].gen_tokens == 38);
+  CHECK(log.records[0].decode_tok_s == Approx(38 / 0.36096));
+  CHECK_FALSE(log.records[0].has_cache);
+  CHECK(log.records[1].gen_tokens == 200);
+  // The old llama_print_timings prompt and eval lines are split by a sample-time line.
+  REQUIRE(log.unpaired.size() == 2);
+  CHECK(log.unpaired[0].line == 17);
+  CHECK(log.unpaired[1].line == 19);
+}
+
+TEST_CASE("calibrate log: a malformed number is an error at its line and column", "[calibrate][log]") {
+  try {
+    parse_file("malformed.log");
+    FAIL("no error");
+  } catch (const calibrate::InputError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("malformed.log:3:81: error: strata generation line: expected \"ms (\""));
+  }
+  CHECK_THROWS_AS(parse_text("strata serve: decode expert cache hit rate: 86.3% (23414 hits / -5 lookups); 0 more read by the GPU over PCIe or from another GPU (0% of all 1 routed)\n"),
+                  calibrate::InputError);
+  CHECK_THROWS_WITH(parse_text("x\nprompt eval time = 1 ms / 2 bananas (...)\n"),
+                    Catch::StartsWith("test.log:2:"));
+}
+
+TEST_CASE("calibrate log: steps from the draft figures", "[calibrate][log]") {
+  const std::string pair =
+      "strata serve: prompt 26 tokens = 0 reused + 26 read in 40 ms, 192 generated in 1413 ms (135.9 tok/s), drafts accepted 135/232\n"
+      "strata serve: decode expert cache hit rate: 87.0% (121045 hits / 139200 lookups); 515 more read by the GPU over PCIe or from another GPU (0.56% of all 92160 routed)\n";
+  CHECK(parse_text(pair).records.at(0).steps == 192 - 135);
+  calibrate::LogOptions o;
+  o.draft_tokens = 4;
+  const auto r = parse_text(pair, o).records.at(0);
+  CHECK(r.steps == 58);  // 232 drafts / 4 per step
+  CHECK(r.step_s == Approx(1.413 / 58));
+  CHECK(r.pcie_reads_per_step == Approx(515.0 / 58));
+}
+
+TEST_CASE("calibrate log: every line the simulator writes pairs, with its exact counts", "[calibrate][log]") {
+  const auto log = parse_file("sim-shared-20.log");
+  CHECK(log.unpaired.empty());
+  REQUIRE(log.records.size() == 20);
+  std::ifstream jsonl(data_path("logs/sim-shared-20.jsonl"));
+  std::size_t i = 0;
+  for (std::string line; std::getline(jsonl, line); ++i) {
+    auto rec = config::parse_yaml(line, "sim-shared-20.jsonl");
+    REQUIRE(rec);
+    INFO("request " << i);
+    CHECK(log.records[i].lookups == std::stoll(rec->find("lookups")->text()));
+    CHECK(log.records[i].routed == std::stoll(rec->find("routed")->text()));
+    CHECK(log.records[i].pcie_reads == std::stoll(rec->find("pcie_reads")->text()));
+    CHECK(log.records[i].hit_rate == Approx(std::stod(rec->find("hit_rate")->text())).epsilon(1e-12));
+    CHECK(log.records[i].pcie_overflow == Approx(std::stod(rec->find("pcie_overflow")->text())).epsilon(1e-12));
+    CHECK(log.records[i].decode_tok_s == Approx(std::stod(rec->find("decode_tok_s")->text())).margin(0.05));
+  }
+  CHECK(i == 20);
+}
+
+TEST_CASE("least squares: exact data, two regressors", "[calibrate][fit]") {
+  std::vector<double> x1, x2, y;
+  for (int i = 0; i < 10; ++i) {
+    x1.push_back(i);
+    x2.push_back((i * 7) % 5);
+    y.push_back(3.0 + 2.0 * i - 0.5 * ((i * 7) % 5));
+  }
+  const auto f = calibrate::least_squares({x1, x2}, y);
+  REQUIRE(f.ok);
+  CHECK(f.dof == 7);
+  CHECK(f.coef[0] == Approx(3.0));
+  CHECK(f.coef[1] == Approx(2.0));
+  CHECK(f.coef[2] == Approx(-0.5));
+  CHECK(f.residual_rms == Approx(0.0).margin(1e-9));
+  CHECK(f.r2 == Approx(1.0));
+  CHECK_FALSE(calibrate::least_squares({{1, 1, 1, 1}}, {1, 2, 3, 4}).ok);  // the regressor never varies
+  CHECK_FALSE(calibrate::least_squares({{1, 2}}, {1, 2}).ok);              // no degree of freedom
+}
+
+// A log of 200 requests whose step time is t_fast + c_miss x misses per step plus noise, in
+// the engine's own format (times rounded to whole milliseconds, as it prints them).
+TEST_CASE("calibrate fit: recovers known parameters from a synthetic log within its uncertainty", "[calibrate][fit]") {
+  const double t_fast = 0.0125, c_miss = 170e-6, noise = 40e-6;
+  std::ostringstream log;
+  std::uint64_t state = 12345;
+  auto uniform = [&] {  // a fixed LCG: the same log every time
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (int i = 0; i < 200; ++i) {
+    const int gen = 192, steps = 192;
+    const double misses = 12.0 * uniform();
+    // Sum of 4 uniforms: roughly normal, standard deviation `noise`.
+    const double e = (uniform() + uniform() + uniform() + uniform() - 2.0) * noise * std::sqrt(3.0);
+    const double decode_ms = (t_fast + c_miss * misses + e) * steps * 1e3;
+    const long long lookups = 480LL * steps, hits = lookups - std::llround(misses * steps);
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "strata serve: prompt 26 tokens = 0 reused + 26 read in 40 ms, %d generated in %.0f ms (%.1f tok/s)\n"
+                  "strata serve: decode expert cache hit rate: %.1f%% (%lld hits / %lld lookups); 0 more read by the GPU over PCIe or from another GPU (0.00%% of all %lld routed)\n",
+                  gen, decode_ms, gen / decode_ms * 1e3, 100.0 * static_cast<double>(hits) / static_cast<double>(lookups), hits,
+                  lookups, lookups);
+    log << buf;
+  }
+  const auto parsed = parse_text(log.str());
+  REQUIRE(parsed.records.size() == 200);
+  const auto fit = calibrate::fit_step_time(parsed.records, "misses");
+  REQUIRE(fit.fit.ok);
+  const double se0 = fit.fit.stderr_[0], se1 = fit.fit.stderr_[1];
+  CHECK(std::fabs(fit.fit.coef[0] - t_fast) < 3 * se0);
+  CHECK(std::fabs(fit.fit.coef[1] - c_miss) < 3 * se1);
+  // The uncertainty is informative: a few percent of the values, not a shrug.
+  CHECK(se0 < 0.01 * t_fast);
+  CHECK(se1 < 0.05 * c_miss);
+  // The residuals carry the noise (and the millisecond rounding): RMS near its standard deviation.
+  CHECK(fit.fit.residual_rms == Approx(noise).epsilon(0.3));
+  // The low-miss filter keeps only those records.
+  const auto low = calibrate::fit_step_time(parsed.records, "misses", 6.0);
+  CHECK(low.fit.n < 200);
+  CHECK(low.fit.n > 50);
+}
+
+TEST_CASE("calibrate --from-log --json carries the documented fields", "[calibrate][cli]") {
+  const auto r = run_vramsim("calibrate --from-log " + data_path("logs/sim-shared-20.log") + " --draft-tokens 4 --json" +
+                             " --records-out calibrate_records.csv");
+  REQUIRE(r.status == 0);
+  for (const char* key : {"\"requests\": 20", "\"unpaired\": 0", "\"unpaired_lines\": []", "\"hit_rate\"", "\"pcie_overflow\"",
+                          "\"decode_tok_s\"", "\"p50\"", "\"step_s\"", "\"fit\"", "\"t_fast_s\"", "\"c_miss_s\"",
+                          "\"stderr\"", "\"residual_rms_s\"", "\"fit_pcie\"", "\"c_pcie_s\"", "\"dof\": 18"})
+    CHECK_THAT(r.out, Catch::Contains(key));
+  CHECK(test::json_number(r.out, "p50", "hit_rate") == Approx(0.866).margin(0.02));
+  CHECK(test::json_number(r.out, "value", "t_fast_s") > 0);
+  const std::string csv = read("calibrate_records.csv");
+  CHECK_THAT(csv, Catch::StartsWith("line,format,prompt_tokens,"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 21);
+  // Deterministic: the same log gives the same bytes.
+  CHECK(run_vramsim("calibrate --from-log " + data_path("logs/sim-shared-20.log") + " --draft-tokens 4 --json").out == r.out);
+}
+
+TEST_CASE("calibrate --from-log: JSON lines records and the unpaired count", "[calibrate][cli]") {
+  const auto r = run_vramsim("calibrate --from-log " + data_path("logs/adversarial.log") + " --json --records-out calibrate_records.jsonl");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"requests\": 2"));
+  CHECK_THAT(r.out, Catch::Contains("\"unpaired\": 8"));
+  CHECK_THAT(r.out, Catch::Contains("\"fit\": null"));  // two requests cannot carry a two-parameter fit
+  const std::string lines = read("calibrate_records.jsonl");
+  CHECK(std::count(lines.begin(), lines.end(), '\n') == 2);
+  CHECK_THAT(lines, Catch::StartsWith("{\"line\":5,\"format\":\"strata\""));
+}
+
+TEST_CASE("calibrate --from-log: bad input exits 2 with the file and line", "[calibrate][cli]") {
+  auto r = run_vramsim("calibrate --from-log " + data_path("logs/malformed.log"));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("malformed.log:3:81: error:"));
+  r = run_vramsim("calibrate --from-log " + data_path("logs/no-pairs.log"));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no-pairs.log:2:1: error: no request found"));
+  r = run_vramsim("calibrate --from-log /nonexistent/engine.log");
+  CHECK(r.status == 2);
+  r = run_vramsim("calibrate");
+  CHECK(r.status == 2);
+}
