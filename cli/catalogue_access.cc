@@ -2,6 +2,9 @@
 
 #include "cli/args.h"
 #include "core/config_reader.h"
+#include "workloads/formats.h"
+
+#include <iostream>
 
 namespace vramsim::cli {
 
@@ -26,6 +29,18 @@ std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue)
     out.push_back(workloads::decode_model(node, "model"));
   }
   return out;
+}
+
+sim::Scenario load_scenario(const Args& args, const std::string& command) {
+  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
+  auto tree = config::load_yaml_file(args.positional().at(0));
+  if (!tree) throw config::ConfigError(tree.error());
+  apply_overrides(*tree, args.all("--set"));
+  if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
+  sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
+  for (const auto& w : scenario.warnings) std::cerr << "vramsim " << command << ": warning: " << w << "\n";
+  return scenario;
 }
 
 }  // namespace vramsim::cli

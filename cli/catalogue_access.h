@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "core/catalogue.h"
 #include "hw/gpu.h"
 #include "hw/host.h"
+#include "sim/scenario.h"
 #include "workloads/model.h"
 
 namespace vramsim::cli {
@@ -18,6 +20,11 @@ config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir);
 
 // Applies each `key=value` to `root` (the --set options). Throws UsageError on a malformed one.
 void apply_overrides(config::Node& root, const std::vector<std::string>& assignments);
+
+// The scenario file named by the command's one positional argument, with its --set overrides
+// and --seed applied (and --configs for the catalogue), decoded; warnings printed on stderr as
+// "vramsim COMMAND: warning: ...". Throws ConfigError / UsageError.
+sim::Scenario load_scenario(const Args& args, const std::string& command);
 
 // Every model in the catalogue, decoded (used for "a smaller model that fits").
 std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue);

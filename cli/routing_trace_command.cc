@@ -44,14 +44,7 @@ int routing_trace_command(const std::vector<std::string>& argv) {
   if (!output) throw UsageError("routing-trace needs -o FILE");
   const std::int64_t tokens = args.integer("--tokens", 1000, 1, 100'000'000);
 
-  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
-  workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
-  auto tree = config::load_yaml_file(args.positional()[0]);
-  if (!tree) throw config::ConfigError(tree.error());
-  apply_overrides(*tree, args.all("--set"));
-  if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
-  const sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
-  for (const auto& w : scenario.warnings) std::cerr << "vramsim routing-trace: warning: " << w << "\n";
+  const sim::Scenario scenario = load_scenario(args, "routing-trace");
 
   std::ofstream out(*output);
   if (!out) throw UsageError("cannot write " + *output);

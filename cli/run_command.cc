@@ -267,15 +267,7 @@ int run_command(const std::vector<std::string>& argv) {
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("run takes one scenario file (see --help)");
-  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
-  workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
-
-  auto tree = config::load_yaml_file(args.positional()[0]);
-  if (!tree) throw config::ConfigError(tree.error());
-  apply_overrides(*tree, args.all("--set"));
-  if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
-  sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
-  for (const auto& w : scenario.warnings) std::cerr << "vramsim run: warning: " << w << "\n";
+  sim::Scenario scenario = load_scenario(args, "run");
 
   const auto log_format = args.get("--log-format");
   if (log_format && *log_format != "strata") throw UsageError("--log-format: expected \"strata\", got \"" + *log_format + "\"");

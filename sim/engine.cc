@@ -13,7 +13,7 @@
 #include "sim/expert_cache.h"
 #include "sim/fabric.h"
 #include "sim/platform.h"
-#include "sim/routing_profile.h"
+#include "sim/routing_trace.h"  // scenario_popularity
 #include "sim/request_runner.h"
 
 namespace vramsim::sim {
@@ -38,23 +38,7 @@ LayerPopularity build_popularity(const Scenario& s) {
   if (!moe.routing)  // no routing statistics (an engine without a cache): every expert alike
     return LayerPopularity(static_cast<std::size_t>(moe.layers),
                            Popularity::power_law_cutoff(moe.experts, moe.experts_per_token, 0.0, 1e12));
-  const auto& r = *moe.routing;
-  if (!r.profile.empty()) {
-    auto profile = load_routing_profile(r.profile, moe.layers, moe.experts, moe.experts_per_token);
-    if (!profile) throw std::invalid_argument(profile.error().message);
-    return std::move(profile).value();
-  }
-  // Fit the global shape so that the median request (share alpha_median routed by its own
-  // preference, which catches `coverage` of its look-ups in expectation) has the measured hit
-  // rate: h = (1 - a) H(c) + a c  =>  H(c) = (h - a c) / (1 - a).
-  auto global = [&](std::pair<double, double> p) {
-    const double a = r.request_share_median;
-    return CoveragePoint{p.first, (p.second - a * p.first) / (1.0 - a)};
-  };
-  auto fitted = fit_popularity(moe.experts, moe.experts_per_token, global(r.coverage_points[0]), global(r.coverage_points[1]));
-  if (!fitted)
-    throw std::invalid_argument("model.moe.routing.coverage_points: " + fitted.error().message);
-  return LayerPopularity(static_cast<std::size_t>(moe.layers), std::move(fitted).value());
+  return scenario_popularity(s);
 }
 
 class Simulation {

@@ -6,6 +6,19 @@
 
 namespace vramsim::sim {
 
+std::vector<std::uint32_t> prefill_order(const LayerPopularity& popularity) {
+  const auto e = static_cast<std::uint32_t>(popularity.front().experts());
+  std::vector<std::uint32_t> order(popularity.size() * e);
+  std::iota(order.begin(), order.end(), 0u);
+  auto pi = [&](std::uint32_t id) { return popularity[id / e].inclusion()[id % e]; };
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const double pa = pi(a), pb = pi(b);
+    if (pa != pb) return pa > pb;
+    return a % e < b % e;
+  });
+  return order;
+}
+
 ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_share,
                          const LayerPopularity& popularity)
     : policy_(policy), experts_(popularity.front().experts()) {
@@ -21,18 +34,8 @@ ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_
   if (policy == CachePolicy::Lru || policy == CachePolicy::Lfu) dynamic_capacity_ = slots;
   if (policy == CachePolicy::ProfileLru) dynamic_capacity_ = static_cast<std::int64_t>(dynamic_share * static_cast<double>(slots));
 
-  // Pre-fill hottest first: order all (layer, rank) pairs by inclusion probability (a layer's
-  // probabilities sum to top-k, so they compare across layers); ties (layers of the same
-  // shape) alternate layers, so such slots split evenly.
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  const auto e = static_cast<std::uint32_t>(experts);
-  auto pi = [&](std::uint32_t id) { return popularity[id / e].inclusion()[id % e]; };
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const double pa = pi(a), pb = pi(b);
-    if (pa != pb) return pa > pb;
-    return a % e < b % e;
-  });
+  // Pre-fill hottest first.
+  const std::vector<std::uint32_t> order = prefill_order(popularity);
   const std::int64_t pinned = slots - dynamic_capacity_;
   for (std::int64_t i = 0; i < slots; ++i) {
     std::uint32_t id = order[static_cast<std::size_t>(i)];

@@ -23,6 +23,12 @@
 
 namespace vramsim::sim {
 
+// A hottest-first cache's pre-fill order over all (layer, rank) pairs, as id = layer x experts
+// + rank: by inclusion probability (a layer's probabilities sum to top-k, so they compare
+// across layers); ties by rank, then layer (layers of the same shape alternate, so such slots
+// split evenly).
+std::vector<std::uint32_t> prefill_order(const LayerPopularity& popularity);
+
 class ExpertCache {
  public:
   ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_share, const LayerPopularity& popularity);

@@ -30,19 +30,6 @@ LayerPopularity scenario_popularity(const Scenario& s) {
   return LayerPopularity(static_cast<std::size_t>(moe.layers), std::move(fitted).value());
 }
 
-std::vector<std::uint32_t> prefill_order(const LayerPopularity& popularity) {
-  const auto e = static_cast<std::uint32_t>(popularity.front().experts());
-  std::vector<std::uint32_t> order(popularity.size() * e);
-  std::iota(order.begin(), order.end(), 0u);
-  auto pi = [&](std::uint32_t id) { return popularity[id / e].inclusion()[id % e]; };
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const double pa = pi(a), pb = pi(b);
-    if (pa != pb) return pa > pb;
-    return a % e < b % e;
-  });
-  return order;
-}
-
 void write_routing_trace(std::ostream& out, const Scenario& s, std::int64_t tokens) {
   const LayerPopularity popularity = scenario_popularity(s);
   const auto& moe = *s.model.moe;

@@ -22,6 +22,7 @@
 #include <ostream>
 #include <vector>
 
+#include "sim/expert_cache.h"  // prefill_order
 #include "sim/routing.h"
 #include "sim/scenario.h"
 
@@ -31,10 +32,6 @@ namespace vramsim::sim {
 // names one, else the family fitted to its coverage points for the median request. Throws
 // std::invalid_argument when neither can be built.
 LayerPopularity scenario_popularity(const Scenario& scenario);
-
-// A hottest-first cache's pre-fill order over all (layer, rank) pairs, as id = layer x experts
-// + rank: by inclusion probability, ties by rank then layer (the simulation's profile cache).
-std::vector<std::uint32_t> prefill_order(const LayerPopularity& popularity);
 
 // Writes `tokens` decode tokens of routing: requests of workload.gen_tokens tokens each, one
 // token per step (no speculative drafts), request ids 0, 1, ... with the simulation's streams.

@@ -4,9 +4,10 @@
 
 #include <string>
 
-#include "test_support.h"
+#include "scenario_runs.h"
 
 using vramsim::test::json_number;
+using vramsim::test::run_json;
 using vramsim::test::run_vramsim;
 
 namespace {
@@ -15,14 +16,7 @@ const std::string kConfigs = VRAMSIM_TEST_CONFIGS_DIR;
 const std::string kMixtral = kConfigs + "/scenarios/mixtral-3090-offload.yaml";
 const std::string kGptOss = kConfigs + "/scenarios/gpt-oss-20b-4080-cpu-moe.yaml";
 
-std::string run_json(const std::string& scenario, const std::string& args) {
-  auto r = run_vramsim("run " + scenario + " --json " + args);
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  return r.out;
-}
-
-double decode(const std::string& json) { return json_number(json, "p50", "decode_tok_s"); }
+double decode(const std::string& json) { return vramsim::test::decode_p50(json); }
 
 }  // namespace
 

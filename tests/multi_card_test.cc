@@ -6,9 +6,10 @@
 #include <sstream>
 #include <string>
 
-#include "test_support.h"
+#include "scenario_runs.h"
 
 using vramsim::test::json_number;
+using vramsim::test::run_json;
 using vramsim::test::run_vramsim;
 
 namespace {
@@ -18,14 +19,7 @@ const std::string kLlama = kConfigs + "/scenarios/llama70b-2x4090-pipeline.yaml"
 const std::string kMixed = kConfigs + "/scenarios/moe125b-2x5090-x16-x4.yaml";
 
 // `vramsim run SCENARIO --json ARGS`, which must succeed.
-std::string run_json(const std::string& scenario, const std::string& args) {
-  auto r = run_vramsim("run " + scenario + " --json " + args);
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  return r.out;
-}
-
-double decode(const std::string& json) { return json_number(json, "p50", "decode_tok_s"); }
+double decode(const std::string& json) { return vramsim::test::decode_p50(json); }
 
 }  // namespace
 
