@@ -11,6 +11,7 @@ namespace vramsim::cli {
 int fit_command(const std::vector<std::string>& args);
 int import_model_command(const std::vector<std::string>& args);
 int list_command(const std::vector<std::string>& args);
+int plan_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);

@@ -14,6 +14,7 @@ const char* kUsage = R"(usage: vramsim COMMAND [options]
 
 commands:
   fit            will a model fit on a card, and how fast will it decode (memory-budget model)
+  plan           search llama.cpp's knobs by simulation: the best flags for a model on a card
   run            simulate a scenario: expert cache, PCIe, bubbles, requests (event simulation)
   validate       run a validation dataset and compare with measurements
   sweep          run a study's points in parallel processes and write its report
@@ -32,6 +33,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "fit") return fit_command(rest);
   if (command == "list") return list_command(rest);
   if (command == "run") return run_command(rest);
+  if (command == "plan") return plan_command(rest);
   if (command == "validate") return validate_command(rest);
   if (command == "sweep") return sweep_command(rest);
   if (command == "report") return report_command(rest);

@@ -6,11 +6,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "cli/quick_scenario.h"
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "sim/engine.h"
@@ -22,6 +24,8 @@ namespace vramsim::cli {
 namespace {
 
 const char* kHelp = R"(usage: vramsim run SCENARIO.yaml [options]
+       vramsim run --model M --gpu G [--gpus N] [--quant Q] [--link L] [--host H] [--engine E]
+                   [--context N] [options]
 
 Simulates the scenario (docs/scenarios.md): expert routing per token, the VRAM expert cache,
 misses served over PCIe or on the host, decode steps with their bubbles, and the requests.
@@ -36,6 +40,11 @@ misses served over PCIe or on the host, decode steps with their bubbles, and the
                          else to stdout after the summary)
   --log FILE
   --configs DIR          catalogue directory
+
+Without a scenario file the scenario is built from catalogue names (`vramsim list`): the card's
+own PCIe generation at x16, host ddr5-dual-channel, engine llama.cpp, the model's native
+format, a 4096-token context, 3 requests of 512 + 128 tokens. With an engine that has no
+expert cache, run picks the placement that fits (docs/engines.md) and prints its flags.
 )";
 
 double pct(const std::vector<double>& v, double q) { return sim::percentile(v, q); }
@@ -104,6 +113,12 @@ void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& 
         .field("util", std::min(1.0, l.bytes / (l.bandwidth * t))).end_object();
   j.end_array();
   j.field("handoff_s", r.handoff_s).field("collective_s", r.collective_s);
+  j.key("cpu_layers").begin_object()
+      .field("first_layer", static_cast<std::int64_t>(r.host_plan ? r.host_plan->first_layer : 0))
+      .field("end_layer", static_cast<std::int64_t>(r.host_plan ? r.host_plan->end_layer : 0))
+      .field("ram_gib", r.host_plan ? r.host_plan->fixed / units::kGiB : 0.0)
+      .field("busy_s", r.host_busy_s)
+      .end_object();
 }
 
 // The per-card lines of the table (several cards only).
@@ -189,6 +204,10 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << s.gpu.spec.display_name << ", " << s.link.spec.name << " at "
     << units::format_bandwidth(s.link.h2d_bandwidth) << ", host " << s.host.name << ", engine " << s.engine.preset << "\n";
   if (s.cards.size() > 1) card_lines(o, s, r);
+  if (r.host_plan)
+    o << "  CPU   layers " << r.host_plan->first_layer << "-" << r.host_plan->end_layer - 1 << " from RAM ("
+      << fixed(r.host_plan->fixed / units::kGiB, 2) << " GiB), busy " << fixed(100 * r.host_busy_s / std::max(r.makespan_s, 1e-12), 1)
+      << "% of the run\n";
   o << "  VRAM  " << fixed(plan.card_total / units::kMiB, 0) << " MiB card - " << fixed(plan.others / units::kMiB, 0)
     << " others - " << fixed(plan.fixed / units::kMiB, 0) << " fixed = " << fixed(plan.free_at_start / units::kMiB, 0)
     << " MiB free" << (plan.free_measured ? " (measured)" : "") << (s.cards.size() > 1 ? " (card 0)" : "") << "\n";
@@ -261,13 +280,23 @@ std::string request_line(const sim::RequestRecord& r) {
 
 int run_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
-  spec.with_value = {"--seed", "--requests-out", "--trace", "--trace-steps", "--log-format", "--log", "--configs"};
+  spec.with_value = {"--seed", "--requests-out", "--trace", "--trace-steps", "--log-format", "--log", "--configs",
+                     "--model", "--gpu", "--gpus", "--quant", "--link", "--host", "--engine", "--context"};
   spec.flags = {"--json", "--help"};
   spec.repeated = {"--set"};
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
-  if (args.positional().size() != 1) throw UsageError("run takes one scenario file (see --help)");
-  sim::Scenario scenario = load_scenario(args, "run");
+  std::optional<QuickScenario> quick;
+  if (args.positional().empty() && args.get("--model")) {
+    try {
+      quick = quick_scenario(args);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  } else if (args.positional().size() != 1) {
+    throw UsageError("run takes one scenario file, or --model and --gpu (see --help)");
+  }
+  sim::Scenario scenario = quick ? quick->scenario : load_scenario(args, "run");
 
   const auto log_format = args.get("--log-format");
   if (log_format && *log_format != "strata") throw UsageError("--log-format: expected \"strata\", got \"" + *log_format + "\"");
@@ -312,6 +341,9 @@ int run_command(const std::vector<std::string>& argv) {
     trace << sim::chrome_trace(result.trace);
   }
   const bool json = args.flag("--json");
+  if (quick && !json)
+    std::cout << "vramsim run: " << scenario.model.name << " on " << scenario.cards.size() << " x " << scenario.gpu.spec.name
+              << ": " << quick->placement << "\n  llama.cpp flags: " << quick->flags << "\n\n";
   std::cout << (json ? to_json(scenario, result, power, wall) : to_table(scenario, result, power, wall));
   if (log_format) {
     const std::string text = sim::strata_startup_lines(scenario, result) + strata.str();

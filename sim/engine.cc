@@ -316,6 +316,7 @@ class Simulation {
     s4u::this_actor::sleep_for(costs.total());
     ++out_.simgrid_activities;
     if (shared) host_lock_->unlock();
+    out_.host_busy_s += costs.total();
     if (trace) out_.trace.push_back({"CPU layers", "CPU", t0, costs.total()});
   }
   bool expert_split() const { return s_.engine.split == Split::Expert; }

@@ -90,6 +90,7 @@ struct RunResult {
   VramPlan plan;                        // the first card's
   std::vector<VramPlan> cards;          // every card's
   std::optional<VramPlan> host_plan;    // the host CPU's layers (engine.gpu_layers), if any
+  double host_busy_s = 0;               // time the host CPU spent running its layers
   struct CardUse {
     double busy_s = 0;      // time with a kernel resident
     double compute_s = 0;   // of which streaming weights and KV (useful)

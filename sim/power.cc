@@ -9,8 +9,8 @@ PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   const double t = run.makespan_s;
   if (t <= 0) return p;
   const auto& ph = s.engine.physics;
-  if (s.cards.size() > 1) {
-    // Several cards: each card's power from its own time and bytes; utilisation and the
+  if (s.cards.size() > 1 || run.host_plan) {
+    // Several cards, or CPU layers beside the card: each card's power from its own time and bytes; utilisation and the
     // useful fraction are the cards' means.
     const double n = static_cast<double>(s.cards.size());
     for (std::size_t c = 0; c < s.cards.size(); ++c) {

@@ -72,3 +72,30 @@ TEST_CASE("validate: the llama.cpp offload cases (Mixtral within tolerance, gpt-
   CHECK(r.status == 1);  // two gpt-oss-20b cases are out of tolerance (docs/engines.md)
   CHECK_THAT(r.out, Catch::Contains("\"failed\": 2"));
 }
+
+TEST_CASE("run --model --gpu: a scenario from catalogue names, with the placement that fits", "[engines][quick]") {
+  auto r = run_vramsim("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("every layer on the GPU, the routed experts of the first"));
+  CHECK_THAT(r.out, Catch::Contains("llama.cpp flags: -ngl 99 --n-cpu-moe "));
+  CHECK_THAT(r.out, Catch::Contains("decode tok/s"));
+  auto fits = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json");
+  REQUIRE(fits.status == 0);
+  CHECK(json_number(fits.out, "p50", "decode_tok_s") > 100);
+  auto bad = run_vramsim("run --model no-such-model --gpu rtx-4090");
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.err, Catch::Contains("no-such-model"));
+}
+
+TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card keeps every layer on the GPU and offloads experts", "[engines][plan]") {
+  auto r = run_vramsim("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q4_K_M --json -j 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // The best configuration's flags keep every layer on the GPU and put some layers' experts on the CPU.
+  const std::size_t best = r.out.find("\"flags\": \"");
+  REQUIRE(best != std::string::npos);
+  CHECK(r.out.compare(best + 10, 20, "-ngl 99 --n-cpu-moe ") == 0);
+  CHECK(json_number(r.out, "experts_on_cpu_vs_layers_on_cpu") > 1.0);
+  CHECK(json_number(r.out, "decode_tok_s", "best") > 0);
+}

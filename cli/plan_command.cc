@@ -1,0 +1,196 @@
+// `vramsim plan --model M --gpu G --host H [...]`: searches an engine's knobs by simulation and
+// prints the best configurations with the flags to type. The candidates: weights format (the
+// given one, else a few llama.cpp levels), KV-cache type (f16, q8_0), and for each the
+// placements that fit (quick_scenario.h: every layer on the GPU; every layer on the GPU with
+// the fewest layers' experts on the CPU; the most layers on the GPU). Each candidate runs as
+// its own `vramsim run` process (one SimGrid engine per process), in a TBB pool.
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/args.h"
+#include "cli/catalogue_access.h"
+#include "cli/commands.h"
+#include "cli/quick_scenario.h"
+#include "core/config_reader.h"
+#include "core/json.h"
+#include "core/subprocess.h"
+
+namespace vramsim::cli {
+namespace {
+
+const char* kHelp = R"(usage: vramsim plan --model M --gpu G --host H [options]
+
+Searches llama.cpp's knobs by simulation (GPU layers, CPU-MoE layers, weights format, KV-cache
+type) and prints the best configurations with the flags to type and their predicted speed.
+
+  --goal G           decode (default) | prefill | ttft
+  --context N        context window in tokens (default 4096)
+  --quant Q          only this weights format (default: Q4_K_M, Q6_K, Q8_0, or the model's
+                     native-only format)
+  --gpus N --link L  as for `vramsim run`
+  --top N            how many to print (default 5)
+  -j N, --jobs N     parallel simulations (default: the cores)
+  --json             print one JSON object: goal, candidates, best[{flags, decode_tok_s,
+                     prefill_tok_s, ttft_s, fits}]
+  --configs DIR      catalogue directory
+)";
+
+struct Candidate {
+  std::string quant, kv;
+  Placement placement;
+  std::string flags;
+  double decode = 0, prefill = 0, ttft = 0;
+  std::string error;
+};
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+double number_at(const config::Node& root, const char* section, const char* key) {
+  const config::Node* s = root.find(section);
+  const config::Node* v = s ? s->find(key) : nullptr;
+  if (!v) throw std::runtime_error(std::string("no ") + section + "." + key + " in run's output");
+  return std::stod(v->text());
+}
+
+}  // namespace
+
+int plan_command(const std::vector<std::string>& argv) {
+  OptionSpec spec;
+  spec.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--quant", "--context", "--goal", "--top",
+                     "-j",      "--jobs", "--configs"};
+  spec.flags = {"--json", "--help"};
+  Args args(argv, spec);
+  if (args.answered_help(kHelp)) return 0;
+  if (!args.positional().empty()) throw UsageError("unexpected argument \"" + args.positional()[0] + "\" (see --help)");
+  args.require("--host");
+  const std::string goal = args.get("--goal").value_or("decode");
+  if (goal != "decode" && goal != "prefill" && goal != "ttft")
+    throw UsageError("--goal: expected decode, prefill or ttft, got \"" + goal + "\"");
+  const auto top = static_cast<std::size_t>(args.integer("--top", 5, 1, 1000));
+
+  // The formats to try.
+  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  std::vector<std::string> quants;
+  if (auto q = args.get("--quant")) {
+    quants = {*q};
+  } else {
+    const QuickScenario probe = quick_scenario(args);  // validates the names
+    const std::string native = probe.scenario.model.native_format;
+    quants = native == "MXFP4" ? std::vector<std::string>{native} : std::vector<std::string>{"Q4_K_M", "Q6_K", "Q8_0"};
+  }
+  // The candidates that fit, found without simulating (the memory plan is arithmetic).
+  std::vector<Candidate> candidates;
+  for (const auto& quant : quants)
+    for (const std::string kv : {"f16", "q8_0"}) {
+      // The scenario `run` would build for this candidate.
+      std::vector<std::string> a = {"--quant", quant, "--set", "engine.kv_type=" + kv};
+      for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs"})
+        if (auto v = args.get(key)) a.insert(a.end(), {key, *v});
+      OptionSpec s2;
+      s2.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--quant"};
+      s2.repeated = {"--set"};
+      Args with(a, s2);
+      sim::Scenario base = quick_scenario(with).scenario;
+      base.engine.gpu_layers = base.model.layers;
+      base.engine.cpu_moe_layers = 0;
+      for (const auto& p : fitting_placements(base)) {
+        Candidate c;
+        c.quant = quant;
+        c.kv = kv;
+        c.placement = p;
+        c.flags = p.flags + " -c " + std::to_string(base.engine.context) + (kv == "f16" ? std::string() : " -ctk " + kv + " -ctv " + kv);
+        candidates.push_back(c);
+      }
+    }
+  if (candidates.empty()) throw UsageError("nothing fits, even with every layer on the CPU");
+
+  // Simulate each in its own process.
+  const int jobs = static_cast<int>(args.integer("--jobs", tbb::this_task_arena::max_concurrency(), 1, 1024));
+  tbb::task_arena arena(jobs);
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
+      Candidate& c = candidates[i];
+      std::vector<std::string> run = {proc::self_executable(), "run", "--model", args.require("--model"), "--gpu",
+                                      args.require("--gpu"), "--host", args.require("--host"), "--quant", c.quant,
+                                      "--configs", catalogue.root().string(), "--json",
+                                      "--set", "engine.kv_type=" + c.kv,
+                                      "--set", "engine.gpu_layers=" + std::to_string(c.placement.gpu_layers),
+                                      "--set", "engine.cpu_moe_layers=" + std::to_string(c.placement.cpu_moe_layers)};
+      for (const char* key : {"--gpus", "--link", "--context"})
+        if (auto v = args.get(key)) run.insert(run.end(), {key, *v});
+      const proc::ProcessResult child = proc::run(run);
+      if (child.exit_code != 0) {
+        c.error = child.err;
+        return;
+      }
+      auto out = config::parse_yaml(child.out, "run output");
+      if (!out) {
+        c.error = out.error().message;
+        return;
+      }
+      c.decode = number_at(*out, "decode_tok_s", "p50");
+      c.prefill = number_at(*out, "prefill_tok_s", "p50");
+      c.ttft = number_at(*out, "ttft_s", "p50");
+    });
+  });
+  std::vector<Candidate> ok;
+  for (const auto& c : candidates) {
+    if (c.error.empty())
+      ok.push_back(c);
+    else
+      std::cerr << "vramsim plan: warning: " << c.flags << ": " << c.error;
+  }
+  if (ok.empty()) throw std::runtime_error("every candidate failed to simulate");
+  auto better = [&](const Candidate& a, const Candidate& b) {
+    const double x = goal == "decode" ? -a.decode : goal == "prefill" ? -a.prefill : a.ttft;
+    const double y = goal == "decode" ? -b.decode : goal == "prefill" ? -b.prefill : b.ttft;
+    return x != y ? x < y : a.flags < b.flags;
+  };
+  std::sort(ok.begin(), ok.end(), better);
+  // For an MoE model: the best "experts on the CPU" against the best "whole layers on the CPU".
+  const Candidate* experts = nullptr;
+  const Candidate* whole = nullptr;
+  for (const auto& c : ok) {
+    if (!experts && c.placement.cpu_moe_layers > 0) experts = &c;
+    if (!whole && c.placement.layers_on_cpu && c.placement.cpu_moe_layers == 0) whole = &c;
+  }
+
+  if (args.flag("--json")) {
+    json::Writer j;
+    j.begin_object().field("model", args.require("--model")).field("gpu", args.require("--gpu")).field("goal", goal)
+        .field("candidates", static_cast<std::int64_t>(candidates.size()));
+    j.key("best").begin_array();
+    for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
+      j.begin_object().field("flags", ok[i].flags).field("quant", ok[i].quant).field("decode_tok_s", ok[i].decode)
+          .field("prefill_tok_s", ok[i].prefill).field("ttft_s", ok[i].ttft).field("fits", true)
+          .field("placement", ok[i].placement.description).end_object();
+    j.end_array();
+    if (experts && whole) j.field("experts_on_cpu_vs_layers_on_cpu", experts->decode / whole->decode);
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return 0;
+  }
+  std::cout << "vramsim plan: " << args.require("--model") << " on " << args.get("--gpus").value_or("1") << " x "
+            << args.require("--gpu") << ", host " << args.require("--host") << ", goal " << goal << " ("
+            << candidates.size() << " configurations simulated)\n\n";
+  for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
+    std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode " << fixed(ok[i].decode, 1)
+              << " tok/s, prefill " << fixed(ok[i].prefill, 0) << " tok/s, TTFT " << fixed(1e3 * ok[i].ttft, 0)
+              << " ms  (" << ok[i].placement.description << ")\n";
+  if (experts && whole)
+    std::cout << "\n  Keeping every layer on the GPU and the experts of " << experts->placement.cpu_moe_layers
+              << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)
+              << "x as fast as moving whole layers to the CPU (" << whole->flags << ").\n";
+  return 0;
+}
+
+}  // namespace vramsim::cli

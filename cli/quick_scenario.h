@@ -1,0 +1,42 @@
+// `vramsim run --model M --gpu G [...]` without a scenario file: a scenario built from catalogue
+// names, and (for an engine without an expert cache, e.g. llama.cpp) the placement that fits:
+// every layer on the GPUs if it can; for an MoE model, all layers on the GPUs with the fewest
+// layers' experts on the CPU (--n-cpu-moe); else the most layers on the GPUs (-ngl).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "sim/scenario.h"
+
+namespace vramsim::cli {
+
+struct QuickScenario {
+  sim::Scenario scenario;
+  std::string placement;  // "every layer on the GPU", "-ngl 38 (42 of 80 layers on the CPU)", ...
+  std::string flags;      // the llama.cpp flags to type, e.g. "-ngl 99 --n-cpu-moe 12 -c 4096"
+};
+
+// The options of `run` that name the scenario's parts (see run --help). Throws UsageError or
+// ConfigError; std::invalid_argument when nothing fits even with every layer on the CPU.
+QuickScenario quick_scenario(const Args& args);
+
+// One way to place the model (engines without an expert cache).
+struct Placement {
+  int gpu_layers = 0;
+  int cpu_moe_layers = 0;
+  std::string description;
+  std::string flags;  // llama.cpp's, without -c
+  bool layers_on_cpu = false;  // some whole layers run on the CPU
+};
+
+// The description and flags of a placement.
+Placement describe(int gpu_layers, int cpu_moe_layers, int layers);
+
+// The placements worth simulating that fit: every layer on the GPUs; else, for an MoE model,
+// every layer on the GPUs with the fewest layers' experts on the CPU; and the most layers on
+// the GPUs with the rest on the CPU. In that order; empty when none fits.
+std::vector<Placement> fitting_placements(sim::Scenario scenario);
+
+}  // namespace vramsim::cli
