@@ -47,7 +47,7 @@ std::string fixed(double v, int decimals) {
 }
 
 struct Summary {
-  std::vector<double> hit, overflow, decode, ttft, e2e, prefill;
+  std::vector<double> hit, overflow, decode, ttft, e2e, prefill, tpot;
 };
 
 Summary collect(const sim::RunResult& r) {
@@ -59,6 +59,7 @@ Summary collect(const sim::RunResult& r) {
     s.ttft.push_back(x.ttft_s);
     s.e2e.push_back(x.e2e_s);
     s.prefill.push_back(x.prefill_tok_s);
+    s.tpot.push_back(x.decode_tok_s > 0 ? 1.0 / x.decode_tok_s : 0.0);  // time per output token after the first
   }
   return s;
 }
@@ -125,6 +126,22 @@ void card_lines(std::ostream& o, const sim::Scenario& s, const sim::RunResult& r
       << fixed(100 * std::min(1.0, l.bytes / (l.bandwidth * t)), 2) << "%\n";
 }
 
+// The serving figures: prompt-cache reuse, each closed-loop client's rate, the queue's length.
+void write_serving(json::Writer& j, const sim::RunResult& r) {
+  j.key("prefix_reuse").begin_object().field("requests", r.prefix_hits).field("reused_tokens", r.reused_tokens)
+      .field("prefilled_tokens", r.prefilled_tokens).end_object();
+  j.key("per_client_tok_s");
+  if (r.client_tok_s.empty())
+    j.null();  // open loop: no clients
+  else
+    j.begin_object().field("p50", pct(r.client_tok_s, 0.5)).field("min", pct(r.client_tok_s, 0))
+        .field("max", pct(r.client_tok_s, 1)).end_object();
+  j.key("queue_length").begin_object().field("mean", r.queue.mean).field("max", r.queue.max)
+      .field("interval_s", r.queue.interval_s).key("series").begin_array();
+  for (double v : r.queue.series) j.value(v);
+  j.end_array().end_object();
+}
+
 std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
   const Summary m = collect(r);
   json::Writer j;
@@ -154,7 +171,10 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   dist("decode_tok_s", m.decode);
   j.key("ttft_s").begin_object().field("p50", pct(m.ttft, 0.5)).field("p95", pct(m.ttft, 0.95))
       .field("p99", pct(m.ttft, 0.99)).field("max", pct(m.ttft, 1)).end_object();
-  j.key("e2e_s").begin_object().field("p50", pct(m.e2e, 0.5)).field("p95", pct(m.e2e, 0.95)).end_object();
+  j.key("tpot_s").begin_object().field("p50", pct(m.tpot, 0.5)).field("p95", pct(m.tpot, 0.95))
+      .field("p99", pct(m.tpot, 0.99)).field("max", pct(m.tpot, 1)).end_object();
+  j.key("e2e_s").begin_object().field("p50", pct(m.e2e, 0.5)).field("p95", pct(m.e2e, 0.95))
+      .field("p99", pct(m.e2e, 0.99)).field("max", pct(m.e2e, 1)).end_object();
   j.key("prefill_tok_s").begin_object().field("p50", pct(m.prefill, 0.5)).field("mean", sim::mean(m.prefill)).end_object();
   j.key("step_time_breakdown");
   write_breakdown(j, r.decode);
@@ -169,6 +189,7 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   j.field("generated_tokens", r.generated_tokens);
   j.field("makespan_s", r.makespan_s);
   j.field("throughput_tok_s", r.makespan_s > 0 ? static_cast<double>(r.generated_tokens) / r.makespan_s : 0.0);
+  write_serving(j, r);
   j.key("sim").begin_object().field("wall_s", wall).field("decode_steps", r.decode_steps)
       .field("simgrid_activities", r.simgrid_activities)
       .field("simgrid_activities_per_token",
@@ -215,7 +236,12 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   o << "  decode tok/s    p50 " << fixed(pct(m.decode, 0.5), 1) << "  mean " << fixed(sim::mean(m.decode), 1) << "  p5 "
     << fixed(pct(m.decode, 0.05), 1) << "  p95 " << fixed(pct(m.decode, 0.95), 1) << "  (range "
     << fixed(pct(m.decode, 0), 0) << "-" << fixed(pct(m.decode, 1), 0) << ")\n"
-    << "  TTFT            p50 " << fixed(1e3 * pct(m.ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(m.ttft, 0.95), 0) << " ms\n";
+    << "  TTFT            p50 " << fixed(1e3 * pct(m.ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(m.ttft, 0.95), 0) << " ms\n"
+    << "  TPOT            p50 " << fixed(1e3 * pct(m.tpot, 0.5), 2) << " ms  p95 " << fixed(1e3 * pct(m.tpot, 0.95), 2) << " ms\n"
+    << "  queue           mean " << fixed(r.queue.mean, 2) << " waiting, max " << r.queue.max << "\n";
+  if (r.reused_tokens > 0)
+    o << "  prefix reuse    " << r.prefix_hits << " requests: " << r.reused_tokens << " prompt tokens reused + "
+      << r.prefilled_tokens << " read\n";
   const auto& c = r.decode;
   const double t = c.total();
   o << "  decode step     " << fixed(t / static_cast<double>(r.decode_steps) * 1e3, 2) << " ms: compute "
@@ -251,6 +277,7 @@ std::string request_line(const sim::RequestRecord& r) {
       .field("distinct_lookups", r.distinct_lookups)
       .field("distinct_hits", r.distinct_hits)
       .field("pcie_reads", r.pcie_reads)
+      .field("reused_tokens", r.reused_tokens)
       .end_object();
   return j.str() + "\n";
 }
