@@ -130,13 +130,7 @@ TEST_CASE("bad serving input is refused with exit 2 and a compiler-style message
       // KV for the slots must fit the card: 16 slots of a 32K window on the shared card do not.
       {"engine.parallel=16", "the engine's fixed allocations do not fit: 31.84 GiB card - 17.68 GiB other tenants - 29.68 GiB fixed (weights outside the experts, KV cache, runtime)"},
   };
-  for (const auto& [assignment, message] : cases) {
-    INFO(assignment);
-    auto r = run_vramsim("run " + scenario("shared") + " --set " + assignment);
-    CHECK(r.status == 2);
-    CHECK_THAT(r.err, Catch::Contains(message));
-    CHECK(r.out.empty());
-  }
+  for (const auto& [assignment, message] : cases) vramsim::test::check_refused(scenario("shared"), assignment, message);
 }
 
 TEST_CASE("a 2,000-request soak is stationary and identical across runs", "[run][serving][soak]") {
@@ -155,4 +149,21 @@ TEST_CASE("a 2,000-request soak is stationary and identical across runs", "[run]
   const std::vector<double> first(decode.begin(), decode.begin() + 1000), second(decode.begin() + 1000, decode.end());
   CHECK(median(second) == Approx(median(first)).epsilon(0.02));
   CHECK(json_number(a.out, "mean", "queue_length") < 5);  // 1/s against ~1.2/s served: a stable queue
+}
+
+TEST_CASE("a 4K prefill is slower with the shared card's coverage; parallel = 4 does not beat 1", "[run][serving]") {
+  const std::string prompt = " --set workload.requests=2 --set workload.prompt_tokens=4096 --set workload.gen_tokens=8 --json";
+  auto shared = run_vramsim("run " + scenario("shared") + prompt);
+  auto exclusive = run_vramsim("run " + scenario("exclusive") + prompt);
+  REQUIRE(shared.status == 0);
+  REQUIRE(exclusive.status == 0);
+  CHECK(json_number(shared.out, "coverage", "cache") < json_number(exclusive.out, "coverage", "cache"));
+  CHECK(json_number(shared.out, "p50", "prefill_tok_s") < 0.8 * json_number(exclusive.out, "p50", "prefill_tok_s"));
+
+  const std::string four = " --set workload.requests=32 --set workload.clients=4 --json";
+  auto one = run_vramsim("run " + scenario("exclusive") + four);
+  auto parallel = run_vramsim("run " + scenario("exclusive") + four + " --set engine.parallel=4");
+  REQUIRE(one.status == 0);
+  REQUIRE(parallel.status == 0);
+  CHECK(json_number(parallel.out, "throughput_tok_s") <= json_number(one.out, "throughput_tok_s"));
 }
