@@ -55,21 +55,17 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-struct Summary {
-  std::vector<double> hit, overflow, decode, ttft, e2e, prefill;
-};
-
-Summary collect(const sim::RunResult& r) {
-  Summary s;
+// One per-request figure of the completed requests, in completion order (`inverse`: 1 / the
+// figure, e.g. time per output token from decode tok/s). Built one at a time, so that the
+// summary holds a single such vector besides the 24-byte samples (memory flat in long runs).
+std::vector<double> figure(const sim::RunResult& r, float sim::RequestSample::*field, bool inverse = false) {
+  std::vector<double> v;
+  v.reserve(r.samples.size());
   for (const auto& x : r.samples) {
-    s.hit.push_back(x.hit_rate);
-    s.overflow.push_back(x.pcie_overflow);
-    s.decode.push_back(x.decode_tok_s);
-    s.ttft.push_back(x.ttft_s);
-    s.e2e.push_back(x.e2e_s);
-    s.prefill.push_back(x.prefill_tok_s);
+    const double value = x.*field;
+    v.push_back(!inverse ? value : value > 0 ? 1.0 / value : 0.0);
   }
-  return s;
+  return v;
 }
 
 void write_breakdown(json::Writer& j, const sim::StepCosts& c) {
@@ -142,8 +138,24 @@ void card_lines(std::ostream& o, const sim::Scenario& s, const sim::RunResult& r
       << fixed(100 * std::min(1.0, l.bytes / (l.bandwidth * t)), 2) << "%\n";
 }
 
+// The serving figures: prompt-cache reuse, each closed-loop client's rate, the queue's length.
+void write_serving(json::Writer& j, const sim::RunResult& r) {
+  j.key("prefix_reuse").begin_object().field("requests", r.prefix_hits).field("reused_tokens", r.reused_tokens)
+      .field("prefilled_tokens", r.prefilled_tokens).end_object();
+  j.key("per_client_tok_s");
+  if (r.client_tok_s.empty())
+    j.null();  // open loop: no clients
+  else
+    j.begin_object().field("p50", pct(r.client_tok_s, 0.5)).field("min", pct(r.client_tok_s, 0))
+        .field("max", pct(r.client_tok_s, 1)).end_object();
+  j.key("queue_length").begin_object().field("mean", r.queue.mean).field("max", r.queue.max)
+      .field("interval_s", r.queue.interval_s).key("series").begin_array();
+  for (double v : r.queue.series) j.value(v);
+  j.end_array().end_object();
+}
+
 std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
-  const Summary m = collect(r);
+  using S = sim::RequestSample;
   json::Writer j;
   j.begin_object().field("scenario", s.source).field("seed", static_cast<std::int64_t>(s.seed));
   j.key("vram").begin_object()
@@ -166,13 +178,20 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
     j.key(name).begin_object().field("p50", pct(v, 0.5)).field("mean", sim::mean(v)).field("p5", pct(v, 0.05))
         .field("p95", pct(v, 0.95)).field("min", pct(v, 0)).field("max", pct(v, 1)).end_object();
   };
-  dist("expert_hit_rate", m.hit);
-  dist("pcie_overflow", m.overflow);
-  dist("decode_tok_s", m.decode);
-  j.key("ttft_s").begin_object().field("p50", pct(m.ttft, 0.5)).field("p95", pct(m.ttft, 0.95))
-      .field("p99", pct(m.ttft, 0.99)).field("max", pct(m.ttft, 1)).end_object();
-  j.key("e2e_s").begin_object().field("p50", pct(m.e2e, 0.5)).field("p95", pct(m.e2e, 0.95)).end_object();
-  j.key("prefill_tok_s").begin_object().field("p50", pct(m.prefill, 0.5)).field("mean", sim::mean(m.prefill)).end_object();
+  auto tail = [&](const char* name, const std::vector<double>& v) {
+    j.key(name).begin_object().field("p50", pct(v, 0.5)).field("p95", pct(v, 0.95)).field("p99", pct(v, 0.99))
+        .field("max", pct(v, 1)).end_object();
+  };
+  dist("expert_hit_rate", figure(r, &S::hit_rate));
+  dist("pcie_overflow", figure(r, &S::pcie_overflow));
+  dist("decode_tok_s", figure(r, &S::decode_tok_s));
+  tail("ttft_s", figure(r, &S::ttft_s));
+  tail("tpot_s", figure(r, &S::decode_tok_s, true));
+  tail("e2e_s", figure(r, &S::e2e_s));
+  {
+    const auto prefill = figure(r, &S::prefill_tok_s);
+    j.key("prefill_tok_s").begin_object().field("p50", pct(prefill, 0.5)).field("mean", sim::mean(prefill)).end_object();
+  }
   j.key("step_time_breakdown");
   write_breakdown(j, r.decode);
   j.field("decode_step_ms", r.decode_steps ? r.decode.total() / static_cast<double>(r.decode_steps) * 1e3 : 0.0);
@@ -186,6 +205,7 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   j.field("generated_tokens", r.generated_tokens);
   j.field("makespan_s", r.makespan_s);
   j.field("throughput_tok_s", r.makespan_s > 0 ? static_cast<double>(r.generated_tokens) / r.makespan_s : 0.0);
+  write_serving(j, r);
   j.key("sim").begin_object().field("wall_s", wall).field("decode_steps", r.decode_steps)
       .field("simgrid_activities", r.simgrid_activities)
       .field("simgrid_activities_per_token",
@@ -196,7 +216,6 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
 }
 
 std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
-  const Summary m = collect(r);
   const auto& plan = r.plan;
   std::ostringstream o;
   o << "vramsim run: " << s.source << " (seed " << s.seed << ")\n"
@@ -228,15 +247,24 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     o << "  no request completed: nothing else to summarise\n";
     return o.str();
   }
-  if (s.model.moe)
-    o << "  hit rate        p50 " << fixed(100 * pct(m.hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(m.hit, 0.05), 1)
-    << "%, p95 " << fixed(100 * pct(m.hit, 0.95), 1) << "%)\n"
-    << "  PCIe overflow   p50 " << fixed(100 * pct(m.overflow, 0.5), 2) << "%  (p95 " << fixed(100 * pct(m.overflow, 0.95), 2)
-    << "%, max " << fixed(100 * pct(m.overflow, 1), 2) << "%)\n";
-  o << "  decode tok/s    p50 " << fixed(pct(m.decode, 0.5), 1) << "  mean " << fixed(sim::mean(m.decode), 1) << "  p5 "
-    << fixed(pct(m.decode, 0.05), 1) << "  p95 " << fixed(pct(m.decode, 0.95), 1) << "  (range "
-    << fixed(pct(m.decode, 0), 0) << "-" << fixed(pct(m.decode, 1), 0) << ")\n"
-    << "  TTFT            p50 " << fixed(1e3 * pct(m.ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(m.ttft, 0.95), 0) << " ms\n";
+  using S = sim::RequestSample;
+  if (s.model.moe) {
+    const auto hit = figure(r, &S::hit_rate), overflow = figure(r, &S::pcie_overflow);
+    o << "  hit rate        p50 " << fixed(100 * pct(hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(hit, 0.05), 1)
+    << "%, p95 " << fixed(100 * pct(hit, 0.95), 1) << "%)\n"
+    << "  PCIe overflow   p50 " << fixed(100 * pct(overflow, 0.5), 2) << "%  (p95 " << fixed(100 * pct(overflow, 0.95), 2)
+    << "%, max " << fixed(100 * pct(overflow, 1), 2) << "%)\n";
+  }
+  const auto decode = figure(r, &S::decode_tok_s), ttft = figure(r, &S::ttft_s), tpot = figure(r, &S::decode_tok_s, true);
+  o << "  decode tok/s    p50 " << fixed(pct(decode, 0.5), 1) << "  mean " << fixed(sim::mean(decode), 1) << "  p5 "
+    << fixed(pct(decode, 0.05), 1) << "  p95 " << fixed(pct(decode, 0.95), 1) << "  (range "
+    << fixed(pct(decode, 0), 0) << "-" << fixed(pct(decode, 1), 0) << ")\n"
+    << "  TTFT            p50 " << fixed(1e3 * pct(ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(ttft, 0.95), 0) << " ms\n"
+    << "  TPOT            p50 " << fixed(1e3 * pct(tpot, 0.5), 2) << " ms  p95 " << fixed(1e3 * pct(tpot, 0.95), 2) << " ms\n"
+    << "  queue           mean " << fixed(r.queue.mean, 2) << " waiting, max " << r.queue.max << "\n";
+  if (r.reused_tokens > 0)
+    o << "  prefix reuse    " << r.prefix_hits << " requests: " << r.reused_tokens << " prompt tokens reused + "
+      << r.prefilled_tokens << " read\n";
   const auto& c = r.decode;
   const double t = c.total();
   o << "  decode step     " << fixed(t / static_cast<double>(r.decode_steps) * 1e3, 2) << " ms: compute "
@@ -272,6 +300,7 @@ std::string request_line(const sim::RequestRecord& r) {
       .field("distinct_lookups", r.distinct_lookups)
       .field("distinct_hits", r.distinct_hits)
       .field("pcie_reads", r.pcie_reads)
+      .field("reused_tokens", r.reused_tokens)
       .end_object();
   return j.str() + "\n";
 }

@@ -8,11 +8,14 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <unordered_set>
 #include <stdexcept>
 
 #include "sim/expert_cache.h"
 #include "sim/fabric.h"
 #include "sim/platform.h"
+#include "sim/queue_meter.h"
+#include "sim/request_source.h"
 #include "sim/routing_trace.h"  // scenario_popularity
 #include "sim/request_runner.h"
 
@@ -30,6 +33,7 @@ struct Job {
   int client = 0;
   double arrival = 0;
   s4u::Mailbox* reply = nullptr;
+  RequestShape shape;
 };
 
 LayerPopularity build_popularity(const Scenario& s) {
@@ -98,6 +102,7 @@ class Simulation {
 
     queue_ = s4u::Mailbox::by_name("queue");
     engine_loop_ = s4u::Mutex::create();
+    client_use_.assign(static_cast<std::size_t>(s_.workload.clients), ClientUse{});
     if (s_.workload.open_loop)
       s4u::Actor::create("arrivals", host_, [this] { arrivals(); });
     for (int c = 0; c < s_.workload.clients; ++c)
@@ -106,6 +111,10 @@ class Simulation {
       s4u::Actor::create("slot" + std::to_string(slot), gpu_, [this] { slot_loop(); })->daemonize();
     engine->run();
     out_.makespan_s = s4u::Engine::get_clock();
+    queue_meter_.finish(out_.makespan_s);
+    out_.queue = RunResult::QueueLength{queue_meter_.mean(), queue_meter_.max(), queue_meter_.interval_s(), queue_meter_.series()};
+    for (const auto& c : client_use_)
+      out_.client_tok_s.push_back(c.last_end > c.first_send ? static_cast<double>(c.tokens) / (c.last_end - c.first_send) : 0.0);
     out_.simgrid_activities += fabric_->communications();
     report_links(spec);
   }
@@ -116,8 +125,10 @@ class Simulation {
   // requests already waiting.
   void submit(int r, int c, s4u::Mailbox* reply) {
     const double now = s4u::Engine::get_clock();
+    const RequestShape shape = request_shape(s_.workload, s_.seed, static_cast<std::uint64_t>(r));
+    if (c >= 0 && client_use_[static_cast<std::size_t>(c)].first_send < 0) client_use_[static_cast<std::size_t>(c)].first_send = now;
     const char* reason = nullptr;
-    if (s_.workload.prompt_tokens > s_.engine.context) {
+    if (shape.prompt_tokens > s_.engine.context) {
       reason = "prompt_exceeds_context";
       ++out_.rejected_context;
     } else if (s_.engine.max_queue && waiting_ >= *s_.engine.max_queue) {
@@ -126,13 +137,13 @@ class Simulation {
     }
     if (reason) {
       if (options_.on_reject)
-        options_.on_reject(RejectedRequest{static_cast<std::uint64_t>(r), c, s_.workload.prompt_tokens, now, reason});
+        options_.on_reject(RejectedRequest{static_cast<std::uint64_t>(r), c, shape.prompt_tokens, now, reason});
       if (options_.on_progress)
         options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
       return;
     }
-    ++waiting_;
-    queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply}, 0);
+    queue_meter_.set(now, ++waiting_);
+    queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply, shape}, 0);
     ++out_.simgrid_activities;
     delete reply->get<Job>();  // the completed job comes back
     ++out_.simgrid_activities;
@@ -144,18 +155,32 @@ class Simulation {
     for (int r = c; r < s_.workload.requests; r += s_.workload.clients) submit(r, c, reply);
   }
 
-  // Open loop: requests arrive as a Poisson process (exponential gaps, counter-based draws);
-  // each is submitted by its own actor so that arrivals never wait for completions.
+  // Open loop: requests arrive as a Poisson or bursty process (counter-based draws,
+  // sim/request_source.h) or at a trace's times; each is submitted by its own actor so that
+  // arrivals never wait for completions. Reply mailboxes are reused (SimGrid keeps every
+  // mailbox until the end), so memory stays flat however many requests arrive.
   void arrivals() {
-    const CounterRng rng = CounterRng(s_.seed).with(0x415252495645ULL);
+    ArrivalClock clock(s_.workload, s_.seed);
+    const bool trace = s_.workload.arrival == workloads::Arrival::Trace;
     for (int r = 0; r < s_.workload.requests; ++r) {
-      const double u = rng.uniform(static_cast<std::uint64_t>(r));
-      s4u::this_actor::sleep_for(-std::log1p(-u) / s_.workload.arrival_rate);
+      if (trace)
+        s4u::this_actor::sleep_until(s_.workload.trace[static_cast<std::size_t>(r)].arrival_s);
+      else
+        s4u::this_actor::sleep_for(clock.next_gap());
       ++out_.simgrid_activities;
       s4u::Actor::create("request" + std::to_string(r), host_, [this, r] {
-        submit(r, -1, s4u::Mailbox::by_name("request" + std::to_string(r)));
+        s4u::Mailbox* reply = take_reply_box();
+        submit(r, -1, reply);
+        free_replies_.push_back(reply);
       });
     }
+  }
+
+  s4u::Mailbox* take_reply_box() {
+    if (free_replies_.empty()) return s4u::Mailbox::by_name("reply" + std::to_string(reply_boxes_++));
+    s4u::Mailbox* box = free_replies_.back();
+    free_replies_.pop_back();
+    return box;
   }
 
   // Runs a whole step (or a prefill) of `seconds`. With one slot nothing competes, so one
@@ -208,7 +233,7 @@ class Simulation {
   void slot_loop() {
     while (true) {
       std::unique_ptr<Job> job(queue_->get<Job>());
-      --waiting_;
+      queue_meter_.set(s4u::Engine::get_clock(), --waiting_);
       ++out_.simgrid_activities;
       serve(*job);
       job->reply->put(job.release(), 0);
@@ -220,22 +245,34 @@ class Simulation {
     RequestRecord rec;
     rec.id = job.id;
     rec.client = job.client;
-    rec.prompt_tokens = s_.workload.prompt_tokens;
-    rec.gen_tokens = s_.workload.gen_tokens;
+    rec.prompt_tokens = job.shape.prompt_tokens;
+    rec.gen_tokens = job.shape.gen_tokens;
     rec.arrival_s = job.arrival;
     rec.start_s = s4u::Engine::get_clock();
     RequestRunner runner(s_, stages_, out_.popularity, job.id, rec.prompt_tokens, rec.gen_tokens, s_.engine.split);
+    // A shared prefix whose prefill has finished is in the engine's prompt cache: "N reused +
+    // M read" (at least the prompt's last token is always prefilled).
+    const bool cached = job.shape.prefix_id >= 0 && prefixes_.count(job.shape.prefix_id) > 0;
+    if (cached) {
+      rec.reused_tokens = std::min(job.shape.prefix_tokens, rec.prompt_tokens - 1);
+      runner.set_reused(rec.reused_tokens);
+      out_.reused_tokens += rec.reused_tokens;
+      out_.prefix_hits += rec.reused_tokens > 0 ? 1 : 0;
+    }
+    const std::int64_t prefilled = runner.prefill_tokens();
+    out_.prefilled_tokens += prefilled;
 
     std::vector<StepCosts> pre_cards;
-    if (expert_split()) runner.set_exchange(exchange_times(rec.prompt_tokens));
+    if (expert_split()) runner.set_exchange(exchange_times(prefilled));
     StepCosts pre = runner.prefill(&pre_cards);
     if (expert_split())
-      run_expert_step(pre, pre_cards, {}, rec.prompt_tokens, false);
+      run_expert_step(pre, pre_cards, {}, prefilled, false);
     else if (multi_card())
-      run_split_step(pre_cards, rec.prompt_tokens, false);
+      run_split_step(pre_cards, prefilled, false);
     else
       run_whole_step(pre.total());
     out_.prefill += pre;
+    if (job.shape.prefix_id >= 0 && job.shape.prefix_tokens > 0) prefixes_.insert(job.shape.prefix_id);
     rec.first_token_s = s4u::Engine::get_clock();
     rec.prefill_s = rec.first_token_s - rec.start_s;
     account_gpu(pre);
@@ -267,7 +304,8 @@ class Simulation {
     rec.lookup_hits = c.lookup_hits;
     // The engine's "routed": top-k look-ups per MoE layer for every generated token (480 per
     // token in the case study), the denominator of its PCIe overflow ratio.
-    rec.routed = static_cast<std::int64_t>(s_.model.moe->experts_per_token) * s_.model.moe->layers * runner.generated();
+    rec.routed = s_.model.moe ? static_cast<std::int64_t>(s_.model.moe->experts_per_token) * s_.model.moe->layers * runner.generated()
+                              : 0;  // a dense model routes nothing
     rec.distinct_lookups = c.distinct_lookups;
     rec.distinct_hits = c.distinct_hits;
     rec.pcie_reads = c.pcie_reads;
@@ -285,7 +323,12 @@ class Simulation {
     out_.samples.push_back(RequestSample{static_cast<float>(rec.hit_rate), static_cast<float>(rec.pcie_overflow),
                                          static_cast<float>(rec.decode_tok_s), static_cast<float>(rec.ttft_s),
                                          static_cast<float>(rec.end_s - rec.arrival_s),
-                                         static_cast<float>(rec.prefill_s > 0 ? static_cast<double>(rec.prompt_tokens) / rec.prefill_s : 0)});
+                                         static_cast<float>(rec.prefill_s > 0 ? static_cast<double>(prefilled) / rec.prefill_s : 0)});
+    if (job.client >= 0) {
+      auto& use = client_use_[static_cast<std::size_t>(job.client)];
+      use.tokens += runner.generated();
+      use.last_end = rec.end_s;
+    }
     if (options_.on_request) options_.on_request(rec);
     if (options_.on_progress)
       options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
@@ -500,6 +543,16 @@ class Simulation {
   s4u::Mailbox* queue_ = nullptr;
   s4u::MutexPtr engine_loop_;
   int waiting_ = 0;  // requests sent and not yet taken by a slot
+  QueueMeter queue_meter_;
+  struct ClientUse {
+    std::int64_t tokens = 0;
+    double first_send = -1;
+    double last_end = 0;
+  };
+  std::vector<ClientUse> client_use_;              // closed loop: per client
+  std::unordered_set<std::int64_t> prefixes_;      // shared prefixes in the prompt cache
+  std::vector<s4u::Mailbox*> free_replies_;        // open loop: reply mailboxes not in use
+  int reply_boxes_ = 0;
 };
 
 }  // namespace

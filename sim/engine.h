@@ -31,6 +31,7 @@ struct RequestRecord {
   int client = 0;
   std::int64_t prompt_tokens = 0;
   std::int64_t gen_tokens = 0;
+  std::int64_t reused_tokens = 0;  // prompt tokens taken from a cached shared prefix (not prefilled)
   double arrival_s = 0;
   double start_s = 0;
   double first_token_s = 0;
@@ -108,6 +109,16 @@ struct RunResult {
   std::int64_t rejected_context = 0;    // prompt longer than the context window (HTTP 400)
   std::int64_t rejected_queue = 0;      // admission control: the queue was at engine.max_queue
   std::int64_t rejected() const { return rejected_context + rejected_queue; }
+  std::int64_t prefix_hits = 0;         // requests that reused a cached shared prefix
+  std::int64_t reused_tokens = 0;       // prompt tokens taken from the prefix cache
+  std::int64_t prefilled_tokens = 0;    // prompt tokens prefilled
+  std::vector<double> client_tok_s;     // closed loop, per client: generated tokens / (last completion - first send)
+  struct QueueLength {                  // requests waiting for a slot, over the makespan
+    double mean = 0;                    // time-weighted
+    int max = 0;
+    double interval_s = 0;              // of the series
+    std::vector<double> series;         // time-weighted mean per interval, at most 100
+  } queue;
   StepCosts decode;                     // summed over all decode steps
   StepCosts prefill;
   double makespan_s = 0;

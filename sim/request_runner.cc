@@ -41,7 +41,7 @@ RequestRunner::RequestRunner(const Scenario& s, std::vector<Stage> stages, const
 
 StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
   // Expected distinct experts touched by the prompt per layer: 1 - (1 - pi)^P for each.
-  const double p = static_cast<double>(prompt_tokens_);
+  const double p = static_cast<double>(prefill_tokens());
   StepCosts total;
   if (expert_split_) {
     // The first card runs the prompt's GEMMs; each card's touched experts are resident in its
@@ -56,7 +56,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
         (stage.cache->resident(layer, static_cast<int>(e) / n) ? resident : missing) += touched;
       }
     }
-    total = stages_.front().model->prefill(prompt_tokens_, missing, resident);
+    total = stages_.front().model->prefill(prefill_tokens(), missing, resident);
     double exchange = 0;
     for (std::size_t c = 1; c < exchange_s_.size(); ++c) exchange = std::max(exchange, exchange_s_[c]);
     total.transfer += exchange * s_.model.layers;
@@ -78,7 +78,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
         (here ? resident : missing) += touched;
         }
       }
-    const StepCosts c = stage.model->prefill(prompt_tokens_, missing, resident);
+    const StepCosts c = stage.model->prefill(prefill_tokens(), missing, resident);
     if (per_stage) per_stage->push_back(c);
     if (!side_by_side_)
       total += c;

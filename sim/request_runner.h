@@ -73,7 +73,11 @@ class RequestRunner {
   // Expert split: seconds to send one step's hidden states to card c and back (c >= 1).
   void set_exchange(std::vector<double> exchange_s) { exchange_s_ = std::move(exchange_s); }
 
-  // Prefill of the whole prompt; per card in `per_stage` when given.
+  // Prompt tokens taken from a cached shared prefix (0 <= tokens < prompt): prefill runs over
+  // the rest only; decode still attends to the whole prompt.
+  void set_reused(std::int64_t tokens) { reused_ = tokens; }
+  std::int64_t prefill_tokens() const { return prompt_tokens_ - reused_; }
+  // Prefill of the prompt's new tokens; per card in `per_stage` when given.
   StepCosts prefill(std::vector<StepCosts>* per_stage = nullptr);
   bool done() const { return generated_ >= gen_tokens_; }
   // One decode step; `keep_layers` asks for the per-layer detail.
@@ -98,6 +102,7 @@ class RequestRunner {
   CounterRng rng_;
   std::int64_t prompt_tokens_;
   std::int64_t gen_tokens_;
+  std::int64_t reused_ = 0;
   std::int64_t generated_ = 0;
   std::uint64_t routed_tokens_ = 0;  // routing counter: every verified position gets a fresh token id
   double accept_probability_ = 0;    // per draft position, given the previous ones were accepted

@@ -34,7 +34,7 @@ void write_routing_trace(std::ostream& out, const Scenario& s, std::int64_t toke
   const LayerPopularity popularity = scenario_popularity(s);
   const auto& moe = *s.model.moe;
   const VramPlan plan = plan_vram(s);
-  const std::int64_t per_request = std::max<std::int64_t>(1, s.workload.gen_tokens);
+  const std::int64_t per_request = std::max<std::int64_t>(1, s.workload.gen.max);  // a distribution's largest length
   out << "vramsim-routing-trace 1\n"
       << "# written by `vramsim routing-trace` from " << s.source << ", seed " << s.seed << "\n"
       << "# one decode token per step; experts are popularity ranks within their layer (0 = hottest)\n"

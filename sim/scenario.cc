@@ -354,28 +354,6 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   return s;
 }
 
-WorkloadSetup decode_workload(MapReader w) {
-  WorkloadSetup s;
-  if (auto arrival = w.optional_map("arrival")) {
-    const std::string process = arrival->choice("process", {"closed", "poisson"});
-    s.open_loop = process == "poisson";
-    if (s.open_loop) s.arrival_rate = arrival->quantity("rate", Dimension::Rate);
-    arrival->finish();
-  }
-  if (s.open_loop) {
-    if (w.has("clients")) w.fail_at("clients", "an open-loop (poisson) workload has no clients: requests arrive at `arrival.rate`");
-    w.ignore("clients");  // unset (`clients:` or `--set workload.clients=`)
-    s.clients = 0;
-  } else {
-    s.clients = static_cast<int>(w.integer("clients", 1, 1 << 20));
-  }
-  s.requests = static_cast<int>(w.integer("requests", 1, 100000000));
-  s.prompt_tokens = w.integer("prompt_tokens", 1, std::int64_t{1} << 32);
-  s.gen_tokens = w.integer("gen_tokens", 1, std::int64_t{1} << 32);
-  w.finish();
-  return s;
-}
-
 }  // namespace
 
 Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, const workloads::FormatTables& formats) {
@@ -419,7 +397,7 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   // do not (every routed expert of a layer is equally resident).
   if (s.model.moe && !s.model.moe->routing && s.engine.expert_cache)
     config::fail(r.any("model"), "model.moe.routing", "missing: the routing statistics (coverage points) of " + s.model.name);
-  s.workload = decode_workload(r.map("workload"));
+  s.workload = workloads::decode_workload(r.map("workload"), s.engine.context);
   s.seed = static_cast<std::uint64_t>(r.optional_integer("seed", 0, std::int64_t{1} << 53).value_or(1));
   // An expert split's cards read their experts in the same layer at once: behind a PCIe switch
   // they share its uplink (the step model's per-card rate is then at most uplink / cards).

@@ -26,6 +26,7 @@
 #include "hw/link.h"
 #include "workloads/formats.h"
 #include "workloads/model.h"
+#include "workloads/serving_workload.h"
 
 namespace vramsim::sim {
 
@@ -126,16 +127,7 @@ struct EngineSetup {
   EnginePhysics physics;
 };
 
-struct WorkloadSetup {
-  // Closed loop: `clients` each send a request when their previous one ends. Open loop
-  // (Poisson): requests arrive at `arrival_rate` per second whatever the engine does.
-  bool open_loop = false;
-  double arrival_rate = 0;  // requests per second (open loop)
-  int clients = 1;
-  int requests = 1;
-  std::int64_t prompt_tokens = 0;
-  std::int64_t gen_tokens = 0;
-};
+using workloads::WorkloadSetup;  // workloads/serving_workload.h
 
 // Where the routed experts' host memory lives (hardware.host.expert_memory).
 struct ExpertMemory {

@@ -35,8 +35,9 @@ std::string strata_request_lines(const Scenario& s, const RequestRecord& r) {
   const double prefill_ms = r.prefill_s * 1e3;
   const double decode_ms = (r.end_s - r.first_token_s) * 1e3;
   std::string out = format(
-      "strata serve: prompt %lld tokens = 0 reused + %lld read in %.0f ms, %lld generated in %.0f ms (%.1f tok/s), drafts accepted %lld/%lld\n",
-      static_cast<long long>(r.prompt_tokens), static_cast<long long>(r.prompt_tokens), prefill_ms,
+      "strata serve: prompt %lld tokens = %lld reused + %lld read in %.0f ms, %lld generated in %.0f ms (%.1f tok/s), drafts accepted %lld/%lld\n",
+      static_cast<long long>(r.prompt_tokens), static_cast<long long>(r.reused_tokens),
+      static_cast<long long>(r.prompt_tokens - r.reused_tokens), prefill_ms,
       static_cast<long long>(r.gen_tokens), decode_ms, r.decode_tok_s, static_cast<long long>(r.accepted),
       static_cast<long long>(r.drafted));
   out += format(

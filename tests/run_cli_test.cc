@@ -75,13 +75,7 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"hardware.gpu.count=2 --set engine.layer_split=[10,10]", "the counts add up to 20 layers"},
       {"engine.contxt=4096", "engine.contxt: unknown key (did you mean \"context\"?)"},
   };
-  for (const auto& [assignment, message] : cases) {
-    INFO(assignment);
-    auto r = run_vramsim("run " + scenario("shared") + " --set " + assignment);
-    CHECK(r.status == 2);
-    CHECK_THAT(r.err, Catch::Contains(message));
-    CHECK(r.out.empty());
-  }
+  for (const auto& [assignment, message] : cases) vramsim::test::check_refused(scenario("shared"), assignment, message);
 }
 
 TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run]") {

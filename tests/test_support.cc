@@ -1,5 +1,7 @@
 #include "tests/test_support.h"
 
+#include <catch2/catch.hpp>
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -8,6 +10,14 @@
 #include <stdexcept>
 
 namespace vramsim::test {
+
+void check_refused(const std::string& scenario, const std::string& assignment, const std::string& message) {
+  INFO(assignment);
+  auto r = run_vramsim("run " + scenario + " --set " + assignment);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains(message));
+  CHECK(r.out.empty());
+}
 
 Run run_vramsim(const std::string& args) {
   static int counter = 0;

@@ -20,6 +20,10 @@ struct Run {
 // Runs `vramsim ARGS` (ARGS is shell-quoted by the caller) and captures both streams.
 Run run_vramsim(const std::string& args);
 
+// `vramsim run SCENARIO --set ASSIGNMENT` must be refused: exit 2, `message` on stderr, nothing
+// on stdout (Catch2 checks, reported with the assignment).
+void check_refused(const std::string& scenario, const std::string& assignment, const std::string& message);
+
 // The number at `"key": ` in pretty-printed JSON, the first after `"within"` when given
 // (e.g. json_number(out, "p50", "decode_tok_s")).
 double json_number(const std::string& json, const std::string& key, const std::string& within = "");
