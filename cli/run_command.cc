@@ -90,6 +90,7 @@ void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& 
         .field("gpu", s.cards[c].gpu.spec.name)
         .field("link", s.cards[c].link.spec.name)
         .field("numa_node", static_cast<std::int64_t>(s.cards[c].link.numa_node))
+        .field("link_rate_source", s.cards[c].link.source)
         .field("experts_gb_s", s.cards[c].link.experts_bandwidth / 1e9)
         .field("first_layer", static_cast<std::int64_t>(plan.first_layer))
         .field("end_layer", static_cast<std::int64_t>(plan.end_layer))
@@ -221,7 +222,9 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   o << "vramsim run: " << s.source << " (seed " << s.seed << ")\n"
     << "  " << s.model.display_name << " on " << (s.cards.size() > 1 ? std::to_string(s.cards.size()) + "x " : "")
     << s.gpu.spec.display_name << ", " << s.link.spec.name << " at "
-    << units::format_bandwidth(s.link.h2d_bandwidth) << ", host " << s.host.name << ", engine " << s.engine.preset << "\n";
+    << units::format_bandwidth(s.link.h2d_bandwidth)
+    << (s.link.source != "typical" && s.link.source != "measured_h2d" ? " (calibrated: " + s.link.source + ")" : std::string())
+    << ", host " << s.host.name << ", engine " << s.engine.preset << "\n";
   if (s.cards.size() > 1) card_lines(o, s, r);
   if (r.host_plan)
     o << "  CPU   layers " << r.host_plan->first_layer << "-" << r.host_plan->end_layer - 1 << " from RAM ("

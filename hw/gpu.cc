@@ -57,6 +57,10 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
   } else if (!g.unified()) {
     config::fail(node, key_path, "missing required key \"pcie\" (a discrete card sits on a PCIe link)");
   }
+  if (r.has("calibration")) {
+    const std::string file = r.string("calibration");
+    g.calibration = load_calibration(file, r.any("calibration"), key_path + ".calibration");
+  }
   r.finish();
   return g;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/config_tree.h"
+#include "hw/calibration.h"
 
 namespace vramsim::hw {
 
@@ -31,6 +32,9 @@ struct GpuSpec {
   // GeForce cards cannot (their copies are staged through host memory); workstation and
   // datacenter cards can. From the catalogue's `pcie.peer_to_peer`, else by class.
   bool peer_to_peer = false;
+  // What vramsim-calibrate measured on this card, when its description references a
+  // calibration (`calibration: ../calibration/NAME.yaml`; hw/calibration.h).
+  std::optional<CardCalibration> calibration;
 
   bool unified() const { return gpu_class == GpuClass::Unified; }
 };

@@ -86,6 +86,8 @@ LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue,
       own.set("measured_h2d", *m);
       MapReader r(own, path);
       l.h2d_bandwidth = r.quantity("measured_h2d", Dimension::Bandwidth);
+      l.measured = true;
+      l.source = "measured_h2d";
       if (l.h2d_bandwidth > l.spec.nominal_bandwidth)
         r.fail_at("measured_h2d", "a measured bandwidth cannot exceed the link's nominal " +
                                       units::format_bandwidth(l.spec.nominal_bandwidth));
@@ -132,6 +134,14 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
   }
   std::vector<CardSetup> cards;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
+    // A calibrated card: its measured copy rate and latency stand for the link's typical ones
+    // (the scenario's measured_h2d still wins), if the link can carry them.
+    const auto& cal = gpus[i].spec.calibration;
+    if (cal && cal->h2d_bandwidth && !links[i].measured && *cal->h2d_bandwidth <= links[i].spec.nominal_bandwidth) {
+      links[i].h2d_bandwidth = *cal->h2d_bandwidth;
+      if (cal->h2d_latency) links[i].spec.latency_s = *cal->h2d_latency;
+      links[i].source = cal->file;
+    }
     if (links[i].spec.kind != hw::LinkKind::Pcie)
       config::fail(link, "hardware.link", links[i].spec.name + " is not a PCIe link: cards reach the host over PCIe "
                                           "(put NVLink under hardware.gpu_link)");

@@ -56,6 +56,9 @@ void StepModel::init(const VramPlan& plan) {
   slot_bytes_ = plan.slot_bytes;
   link_bw_ = card_.link.experts_bandwidth;  // the card's rate reading the experts' host memory (NUMA)
   link_latency_ = card_.link.spec.latency_s;
+  // A calibrated card's measured zero-copy efficiency replaces the engine's estimate.
+  const auto& cal = card_.gpu.spec.calibration;
+  zero_copy_ = cal && cal->zero_copy_efficiency ? *cal->zero_copy_efficiency : ph.zero_copy_efficiency;
   pcie_frac_ = link_bw_ / (link_bw_ + ph.pcie_split_reference);
   cpu_bw_ = s.host.memory_bandwidth * ph.cpu_expert_share;
   host_slots_ = static_cast<int>(std::lround(ph.host_expert_workers * (1.0 - pcie_frac_)));
@@ -96,7 +99,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t conte
   const int workers = std::max(1, ph.host_expert_workers);
   const double waves = std::ceil(static_cast<double>(cpu) / workers);
   const double t_cpu = cpu > 0 ? waves * expert_bytes_ * workers / cpu_bw_ + activations : 0.0;
-  const double t_pcie = pcie > 0 ? link_latency_ + pcie * expert_bytes_ / (link_bw_ * ph.zero_copy_efficiency) : 0.0;
+  const double t_pcie = pcie > 0 ? link_latency_ + pcie * expert_bytes_ / (link_bw_ * zero_copy_) : 0.0;
   const double miss_path = ph.miss_sync + std::max(t_cpu, t_pcie);
   const double extra = std::max(0.0, miss_path - hits);  // beyond what the GPU does anyway
   c.stall = std::min(extra, ph.miss_sync);
@@ -121,7 +124,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   }
   d.sync = ph.miss_sync;
   d.host_experts = e.misses - e.pcie_reads;
-  d.pcie_bytes = e.pcie_reads * expert_bytes_ / ph.zero_copy_efficiency +
+  d.pcie_bytes = e.pcie_reads * expert_bytes_ / zero_copy_ +
                  (d.host_experts > 0 ? 2.0 * tokens * activation_bytes_ : 0.0);
   return d;
 }

@@ -106,6 +106,7 @@ class StepModel {
   int layers_ = 0;             // layers this card runs
   double shard_ = 1;           // share of each layer (tensor split)
   double link_latency_ = 0;
+  double zero_copy_ = 0;       // GPU reads of mapped host memory / copy rate
   double bw_ = 0;              // effective VRAM bandwidth, bytes/s
   double layer_bytes_ = 0;     // non-expert weights per layer
   double head_bytes_ = 0;      // LM head

@@ -1,0 +1,66 @@
+#include "hw/calibration.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/config_reader.h"
+#include "core/units.h"
+
+namespace vramsim::hw {
+namespace {
+
+using config::Node;
+
+// The figure at a.b.c, if present (null: absent, as the calibrator writes unmeasured ones);
+// a quantity with its unit, or a plain number without `dim`.
+std::optional<double> figure(const Node& root, std::initializer_list<const char*> path, std::optional<units::Dimension> dim,
+                             const std::string& file) {
+  const Node* n = &root;
+  std::string dotted;
+  for (const char* k : path) {
+    if (!n->is_map()) return std::nullopt;
+    n = n->find(k);
+    dotted += (dotted.empty() ? "" : ".") + std::string(k);
+    if (!n) return std::nullopt;
+  }
+  if (n->is_null()) return std::nullopt;
+  std::optional<double> v;
+  if (n->is_scalar() && dim) {
+    v = units::parse(n->text(), *dim);
+  } else if (n->is_scalar()) {
+    char* end = nullptr;
+    const double x = std::strtod(n->text().c_str(), &end);
+    if (end && *end == '\0' && !n->text().empty()) v = x;
+  }
+  if (!v || !(*v > 0)) config::fail(*n, dotted, "expected a positive measured figure in " + file + ", got \"" +
+                                                    (n->is_scalar() ? n->text() : std::string("a mapping")) + "\"");
+  return v;
+}
+
+}  // namespace
+
+CardCalibration decode_calibration(const Node& root, const std::string& file) {
+  if (!root.is_map()) config::fail(root, "calibration", file + " is not a calibration (expected a mapping)");
+  CardCalibration c;
+  c.file = file;
+  if (const Node* n = root.find("name"); n && n->is_scalar()) c.name = n->text();
+  if (const Node* n = root.find("measured"); n && n->is_scalar()) c.measured = n->text();
+  c.h2d_bandwidth = figure(root, {"pcie", "h2d", "bandwidth"}, units::Dimension::Bandwidth, file);
+  c.h2d_latency = figure(root, {"pcie", "h2d", "latency"}, units::Dimension::Time, file);
+  c.zero_copy_efficiency = figure(root, {"zero_copy", "efficiency"}, std::nullopt, file);
+  if (c.zero_copy_efficiency && *c.zero_copy_efficiency > 1)
+    config::fail(*root.find("zero_copy")->find("efficiency"), "zero_copy.efficiency", "an efficiency is at most 1");
+  c.vram_read_bandwidth = figure(root, {"vram", "read_bandwidth"}, units::Dimension::Bandwidth, file);
+  return c;
+}
+
+CardCalibration load_calibration(const std::string& path, const Node& at, const std::string& key_path) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  if (p.is_relative()) p = fs::path(at.origin().source).parent_path() / p;
+  auto tree = config::load_yaml_file(p.lexically_normal().string());
+  if (!tree) config::fail(at, key_path, "cannot read the calibration " + p.lexically_normal().string() + ": " + tree.error().message);
+  return decode_calibration(*tree, p.lexically_normal().string());
+}
+
+}  // namespace vramsim::hw
