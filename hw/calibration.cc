@@ -58,6 +58,9 @@ CardCalibration load_calibration(const std::string& path, const Node& at, const 
   namespace fs = std::filesystem;
   fs::path p(path);
   if (p.is_relative()) p = fs::path(at.origin().source).parent_path() / p;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    config::fail(at, key_path, "cannot read the calibration " + p.lexically_normal().string() + ": not a regular file");
   auto tree = config::load_yaml_file(p.lexically_normal().string());
   if (!tree) config::fail(at, key_path, "cannot read the calibration " + p.lexically_normal().string() + ": " + tree.error().message);
   return decode_calibration(*tree, p.lexically_normal().string());

@@ -285,7 +285,9 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       const std::string& t = item.is_scalar() ? item.text() : std::string();
       char* end = nullptr;
       const long v = std::strtol(t.c_str(), &end, 10);
-      if (t.empty() || *end != '\0' || v < 1) config::fail(item, "engine.layer_split", "expected a positive layer count, got \"" + t + "\"");
+      if (t.empty() || *end != '\0' || v < 1 || v > model.layers)
+        config::fail(item, "engine.layer_split",
+                     "expected a layer count from 1 to " + std::to_string(model.layers) + ", got \"" + t + "\"");
       s.layer_split.push_back(static_cast<int>(v));
       sum += static_cast<int>(v);
     }
