@@ -19,6 +19,7 @@
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/subprocess.h"
+#include "sim/vram_plan.h"
 
 namespace vramsim::cli {
 namespace {
@@ -29,7 +30,8 @@ Searches llama.cpp's knobs by simulation (GPU layers, CPU-MoE layers, weights fo
 type) and prints the best configurations with the flags to type and their predicted speed.
 
   --goal G           decode (default) | prefill | ttft
-  --context N        context window in tokens (default 4096)
+  --context N        context window in tokens (default 4096); each result also says the
+                     largest context its placement still fits
   --quant Q          only this weights format (default: Q4_K_M, Q6_K, Q8_0, or the model's
                      native-only format)
   --gpus N --link L  as for `vramsim run`
@@ -41,6 +43,7 @@ type) and prints the best configurations with the flags to type and their predic
 )";
 
 struct Candidate {
+  std::int64_t max_context = 0;  // the largest context this placement still fits (tokens)
   std::string quant, kv;
   Placement placement;
   std::string flags;
@@ -59,6 +62,29 @@ double number_at(const config::Node& root, const char* section, const char* key)
   const config::Node* v = s ? s->find(key) : nullptr;
   if (!v) throw std::runtime_error(std::string("no ") + section + "." + key + " in run's output");
   return std::stod(v->text());
+}
+
+// The largest context (tokens, up to the model's maximum) with which `p` still fits: a
+// bisection over the memory plan (arithmetic, no simulation).
+std::int64_t max_context(sim::Scenario s, const Placement& p) {
+  s.engine.gpu_layers = p.gpu_layers;
+  s.engine.cpu_moe_layers = p.cpu_moe_layers;
+  auto fits = [&](std::int64_t context) {
+    s.engine.context = context;
+    try {
+      sim::plan_cards(s);
+      return true;
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  };
+  std::int64_t lo = s.engine.context, hi = s.model.max_context;
+  if (fits(hi)) return hi;
+  while (hi - lo > 256) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 }  // namespace
@@ -108,6 +134,7 @@ int plan_command(const std::vector<std::string>& argv) {
         c.kv = kv;
         c.placement = p;
         c.flags = p.flags + " -c " + std::to_string(base.engine.context) + (kv == "f16" ? std::string() : " -ctk " + kv + " -ctv " + kv);
+        c.max_context = max_context(base, p);
         candidates.push_back(c);
       }
     }
@@ -172,6 +199,7 @@ int plan_command(const std::vector<std::string>& argv) {
     for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
       j.begin_object().field("flags", ok[i].flags).field("quant", ok[i].quant).field("decode_tok_s", ok[i].decode)
           .field("prefill_tok_s", ok[i].prefill).field("ttft_s", ok[i].ttft).field("fits", true)
+          .field("max_context", ok[i].max_context)
           .field("placement", ok[i].placement.description).end_object();
     j.end_array();
     if (experts && whole) j.field("experts_on_cpu_vs_layers_on_cpu", experts->decode / whole->decode);
@@ -185,7 +213,7 @@ int plan_command(const std::vector<std::string>& argv) {
   for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
     std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode " << fixed(ok[i].decode, 1)
               << " tok/s, prefill " << fixed(ok[i].prefill, 0) << " tok/s, TTFT " << fixed(1e3 * ok[i].ttft, 0)
-              << " ms  (" << ok[i].placement.description << ")\n";
+              << " ms  (" << ok[i].placement.description << "; -c up to " << ok[i].max_context << " fits)\n";
   if (experts && whole)
     std::cout << "\n  Keeping every layer on the GPU and the experts of " << experts->placement.cpu_moe_layers
               << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)

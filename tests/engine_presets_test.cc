@@ -98,4 +98,5 @@ TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card keeps every layer on the GPU and 
   CHECK(r.out.compare(best + 10, 20, "-ngl 99 --n-cpu-moe ") == 0);
   CHECK(json_number(r.out, "experts_on_cpu_vs_layers_on_cpu") > 1.0);
   CHECK(json_number(r.out, "decode_tok_s", "best") > 0);
+  CHECK(json_number(r.out, "max_context", "best") >= 4096);
 }
