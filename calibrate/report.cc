@@ -1,5 +1,7 @@
 #include "calibrate/report.h"
 
+#include "core/json.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -216,28 +218,8 @@ Value stats_value(const Stats& s) {
 
 namespace {
 
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
+// JSON string literal: the project's one escaping (core/json.h).
+std::string json_quote(const std::string& s) { return "\"" + json::escape(s) + "\""; }
 
 bool is_scalar(const Value& v) {
   return v.kind() != Value::Kind::Array && v.kind() != Value::Kind::Object;

@@ -19,7 +19,6 @@
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/subprocess.h"
-#include "sim/vram_plan.h"
 
 namespace vramsim::cli {
 namespace {
@@ -69,20 +68,15 @@ double number_at(const config::Node& root, const char* section, const char* key)
 std::int64_t max_context(sim::Scenario s, const Placement& p) {
   s.engine.gpu_layers = p.gpu_layers;
   s.engine.cpu_moe_layers = p.cpu_moe_layers;
-  auto fits = [&](std::int64_t context) {
+  auto fits_with = [&](std::int64_t context) {
     s.engine.context = context;
-    try {
-      sim::plan_cards(s);
-      return true;
-    } catch (const std::invalid_argument&) {
-      return false;
-    }
+    return fits(s);
   };
   std::int64_t lo = s.engine.context, hi = s.model.max_context;
-  if (fits(hi)) return hi;
+  if (fits_with(hi)) return hi;
   while (hi - lo > 256) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    (fits(mid) ? lo : hi) = mid;
+    (fits_with(mid) ? lo : hi) = mid;
   }
   return lo;
 }

@@ -11,8 +11,6 @@
 #include "workloads/formats.h"
 
 namespace vramsim::cli {
-namespace {
-
 bool fits(const sim::Scenario& s) {
   try {
     sim::plan_cards(s);
@@ -21,8 +19,6 @@ bool fits(const sim::Scenario& s) {
     return false;
   }
 }
-
-}  // namespace
 
 Placement describe(int gpu_layers, int cpu_moe_layers, int layers) {
   Placement p{gpu_layers, cpu_moe_layers, "", "", gpu_layers < layers};

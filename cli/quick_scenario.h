@@ -31,6 +31,9 @@ struct Placement {
   bool layers_on_cpu = false;  // some whole layers run on the CPU
 };
 
+// Whether the scenario's memory plan works out on its cards (sim::plan_cards does not refuse it).
+bool fits(const sim::Scenario& scenario);
+
 // The description and flags of a placement.
 Placement describe(int gpu_layers, int cpu_moe_layers, int layers);
 

@@ -267,7 +267,7 @@ class Simulation {
     StepCosts pre = runner.prefill(&pre_cards);
     if (expert_split())
       run_expert_step(pre, pre_cards, {}, prefilled, false);
-    else if (multi_card())
+    else if (staged())
       run_split_step(pre_cards, prefilled, false);
     else
       run_whole_step(pre.total());
@@ -277,7 +277,7 @@ class Simulation {
     rec.prefill_s = rec.first_token_s - rec.start_s;
     account_gpu(pre);
 
-    const bool contended = !multi_card() && s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
+    const bool contended = !staged() && s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
     if (expert_split()) runner.set_exchange(exchange_times(tokens));
     while (!runner.done()) {
@@ -287,7 +287,7 @@ class Simulation {
       const double t0 = s4u::Engine::get_clock();
       if (expert_split())
         run_expert_step(step.costs, step.stage_costs, step.exchanges, tokens, out_.decode_steps < options_.trace_steps);
-      else if (multi_card())
+      else if (staged())
         run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
       else if (contended)
         run_step_contended(step, tokens, context);
@@ -295,7 +295,7 @@ class Simulation {
         run_whole_step(step.costs.total());
       out_.decode += step.costs;
       account_gpu(step.costs);
-      if (!multi_card() && out_.decode_steps < options_.trace_steps) record_trace(t0, step);
+      if (!staged() && out_.decode_steps < options_.trace_steps) record_trace(t0, step);
       ++out_.decode_steps;
     }
     rec.end_s = s4u::Engine::get_clock();
@@ -337,7 +337,7 @@ class Simulation {
   void account_gpu(const StepCosts& c) {
     out_.gpu_resident_s += c.total() - c.host_idle;
     out_.gpu_busy_useful_s += c.compute;
-    if (!multi_card()) use_card(0, c);
+    if (!staged()) use_card(0, c);
   }
 
   void use_card(int card, const StepCosts& c) {
@@ -348,8 +348,8 @@ class Simulation {
     link_bytes_[static_cast<std::size_t>(card)] += c.pcie_bytes;
   }
 
-  // Several stages (cards, or the host CPU's layers and a card) run a step in turn.
-  bool multi_card() const { return stages_.size() > 1 || s_.cards.size() > 1; }
+  // Several stages (cards, or the host CPU's layers and a card) share a step.
+  bool staged() const { return stages_.size() > 1 || s_.cards.size() > 1; }
 
   // The host CPU runs its layers (one decode loop at a time when slots compete).
   void run_on_host(const StepCosts& costs, bool trace) {

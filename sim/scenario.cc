@@ -46,15 +46,22 @@ Node without_keys(const Node& ref, std::initializer_list<std::string_view> keys)
   return out;
 }
 
+// The scenario-level keys of a placement mapping (`own`), as a mapping of their own.
+Node only_keys(const Node& ref, std::initializer_list<std::string_view> keys) {
+  Node own = Node::map(ref.origin());
+  for (const auto& [k, v] : ref.entries())
+    for (auto key : keys)
+      if (k == key) own.set(k, v);
+  return own;
+}
+
 GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   GpuSetup g;
   const Node resolved = catalogue.resolve("gpus", "GPU", without_keys(ref, {"count", "vram_used_by_others", "free_vram"}), path);
   g.spec = hw::decode_gpu(resolved, path);
   if (ref.is_map()) {
     // Read the scenario-level keys from a view that holds only them.
-    Node own = Node::map(ref.origin());
-    for (const auto& [k, v] : ref.entries())
-      if (k == "count" || k == "vram_used_by_others" || k == "free_vram") own.set(k, v);
+    const Node own = only_keys(ref, {"count", "vram_used_by_others", "free_vram"});
     MapReader r(own, path);
     g.count = static_cast<int>(r.optional_integer("count", 1, 64).value_or(1));
     g.vram_used_by_others = r.optional_quantity("vram_used_by_others", Dimension::Bytes, Lower::NonNegative).value_or(0);
@@ -72,27 +79,19 @@ LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue,
   LinkSetup l;
   l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d", "numa_node"}), path), path);
   l.h2d_bandwidth = l.spec.typical_bandwidth;
-  if (ref.is_map())
-    if (const Node* n = ref.find("numa_node"); n && !n->is_null()) {
-      Node own = Node::map(ref.origin());
-      own.set("numa_node", *n);
-      MapReader r(own, path);
-      l.numa_node = static_cast<int>(r.integer("numa_node", 0, 63));
-      r.finish();
-    }
   if (ref.is_map()) {
-    if (const Node* m = ref.find("measured_h2d"); m && !m->is_null()) {  // `measured_h2d:` unsets it
-      Node own = Node::map(ref.origin());
-      own.set("measured_h2d", *m);
-      MapReader r(own, path);
-      l.h2d_bandwidth = r.quantity("measured_h2d", Dimension::Bandwidth);
+    const Node own = only_keys(ref, {"numa_node", "measured_h2d"});
+    MapReader r(own, path);
+    l.numa_node = static_cast<int>(r.optional_integer("numa_node", 0, 63).value_or(0));
+    if (auto measured = r.optional_quantity("measured_h2d", Dimension::Bandwidth)) {  // `measured_h2d:` unsets it
+      l.h2d_bandwidth = *measured;
       l.measured = true;
       l.source = "measured_h2d";
       if (l.h2d_bandwidth > l.spec.nominal_bandwidth)
         r.fail_at("measured_h2d", "a measured bandwidth cannot exceed the link's nominal " +
                                       units::format_bandwidth(l.spec.nominal_bandwidth));
-      r.finish();
     }
+    r.finish();
   }
   return l;
 }
@@ -158,8 +157,7 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
       if (m->is_scalar() && m->text() == "interleave") {
         s.expert_memory.interleaved = true;
       } else {
-        Node own = Node::map(host.origin());
-        own.set("expert_memory", *m);
+        const Node own = only_keys(host, {"expert_memory"});
         MapReader r(own, "hardware.host");
         s.expert_memory.node = static_cast<int>(r.integer("expert_memory", 0, 63));
         r.finish();

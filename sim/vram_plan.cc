@@ -11,6 +11,22 @@
 namespace vramsim::sim {
 namespace {
 
+// A model's bytes in the engine's formats: the embedding table / LM head (one each), and the
+// non-expert weights of one layer (the rest spread evenly over the layers).
+struct LayerBytes {
+  double head = 0;
+  double per_layer = 0;
+};
+LayerBytes layer_bytes(const Scenario& s) {
+  const auto& m = s.model;
+  const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
+  const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.layers) : 0.0;
+  LayerBytes b;
+  b.head = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
+  b.per_layer = std::max(0.0, (m.params_total - expert_params_all) * bpe_other - 2.0 * b.head) / m.layers;
+  return b;
+}
+
 double card_total(const CardSetup& c) { return c.gpu.spec.driver_total_bytes.value_or(c.gpu.spec.memory_bytes); }
 
 // An engine without an expert cache (a dense model, or llama.cpp-style MoE placement) must fit
@@ -81,12 +97,8 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
   const int n = static_cast<int>(s.cards.size());
   const bool tensor = s.engine.split == Split::Tensor;
   const bool expert = s.engine.split == Split::Expert;
-  const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
-  const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.layers) : 0.0;
-  const double non_expert_all = (m.params_total - expert_params_all) * bpe_other;
   // The embedding table and the LM head (untied or tied, one read each): the rest is per layer.
-  const double head = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
-  const double per_layer = std::max(0.0, non_expert_all - 2.0 * head) / m.layers;
+  const auto [head, per_layer] = layer_bytes(s);
   const double kv_all = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element,
                                                   s.engine.kv.bytes_per_element, s.engine.parallel);
 
@@ -185,13 +197,11 @@ std::optional<VramPlan> plan_host(const Scenario& s) {
   const auto& m = s.model;
   const int cpu_layers = m.layers - s.engine.gpu_layers;
   if (cpu_layers <= 0) return std::nullopt;
-  const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
-  const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.layers) : 0.0;
-  const double head = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
+  const auto [head, per_layer] = layer_bytes(s);
   VramPlan p;
   p.first_layer = 0;
   p.end_layer = cpu_layers;
-  p.layer_bytes = std::max(0.0, (m.params_total - expert_params_all) * bpe_other - 2.0 * head) / m.layers;
+  p.layer_bytes = per_layer;
   p.head_bytes = s.engine.gpu_layers == 0 ? head : 0.0;  // the LM head runs where the last layer does
   p.non_expert_weights = p.layer_bytes * cpu_layers + head + p.head_bytes;
   p.kv_cache = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element,
