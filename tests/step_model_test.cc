@@ -64,6 +64,29 @@ TEST_CASE("a layer with misses waits for the bubble and the slower of host and P
   CHECK(both.pcie_bytes == Approx(6 * expert + 2.0 * 5 * 2048 * 2));
 }
 
+// The premise of docs/cliff.md's bound on single-stream requests: past the host's share, each
+// expert read over PCIe lengthens a layer by at most its own link time (never shortens it), so
+// 1 / decode speed grows at most linearly in the overflow ratio.
+TEST_CASE("each expert read over PCIe adds at most its link time to a layer and never removes time", "[step]") {
+  Scenario s = test::case_study("shared");
+  VramPlan plan = plan_vram(s);
+  StepModel m(s, plan);
+  const int host = m.host_expert_slots();
+  const double per_read = plan.expert_bytes / (13.9e9 * s.engine.physics.zero_copy_efficiency);
+  const double link_latency = 2e-6;
+  const double base = m.layer(LayerExperts{25, host, 0}, 5, 100).total();
+  double previous = base;
+  for (int reads = 1; reads <= 30; ++reads) {
+    const double t = m.layer(LayerExperts{25, host + reads, reads}, 5, 100).total();
+    CHECK(t >= previous);
+    CHECK(t - base <= link_latency + reads * per_read + 1e-12);
+    previous = t;
+  }
+  // Far past the host's wave the bound is reached: the link is the critical path.
+  const double far = m.layer(LayerExperts{25, host + 30, 30}, 5, 100).total() - m.layer(LayerExperts{25, host + 29, 29}, 5, 100).total();
+  CHECK(far == Approx(per_read));
+}
+
 TEST_CASE("copy-in policies pay latency + bytes / bandwidth per missed expert", "[step]") {
   Scenario s = test::case_study("shared", {"engine.expert_cache.policy=lru"});
   VramPlan plan = plan_vram(s);
