@@ -69,7 +69,8 @@ QuickScenario quick_scenario(const Args& args) {
     const std::string hot = s.engine.cache_size_bytes ? units::format_gib(*s.engine.cache_size_bytes) + " of them"
                             : s.engine.cache_slots    ? std::to_string(*s.engine.cache_slots) + " of them"
                                                       : "as many as fit";
-    q.placement = std::string("attention, dense layers and shared experts on the GPU, routed experts computed by the CPU") +
+    q.placement = !s.model.moe ? std::string("every layer on the GPU (a dense model: no routed experts for the CPU)")
+                  : std::string("attention, dense layers and shared experts on the GPU, routed experts computed by the CPU") +
                   (s.engine.cache_slots == std::int64_t{0} && !s.engine.cache_size_bytes ? ""
                                                                                           : ", a hot set (" + hot + ") on the GPU");
     q.flags = "--engine " + s.engine.preset + " --context " + std::to_string(s.engine.context) +
