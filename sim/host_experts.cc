@@ -11,6 +11,7 @@ double per_socket_expert_bandwidth(const hw::HostSpec& host, const ExpertMemory&
   const double node_bw = host.memory_bandwidth / nodes;
   const double remote_bw = std::min(node_bw, host.inter_socket_bandwidth);
   std::vector<double> share(static_cast<std::size_t>(nodes), 0.0);  // f_n
+  if (placement.replicated) return host.memory_bandwidth;  // every group reads its own node's copy
   if (placement.interleaved)
     std::fill(share.begin(), share.end(), 1.0 / nodes);
   else

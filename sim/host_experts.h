@@ -13,7 +13,8 @@
 // experts x expert bytes / (cpu_expert_share x the total). Closed forms, 2 nodes of B each,
 // link L <= B: experts on one node: B (the other socket's reads only share that node's B);
 // interleaved: 2 / (0.5/B + 0.5/L) (each group reads half locally, half across the link).
-// One node: the host's whole bandwidth. Units: bytes per second.
+// Replicated (a copy on every node, kTransformers' dual-socket mode): every group reads locally,
+// the host's whole bandwidth. One node: the host's whole bandwidth. Units: bytes per second.
 #pragma once
 
 #include "sim/scenario.h"

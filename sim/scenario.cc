@@ -154,8 +154,11 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
 void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
   if (host.is_map())
     if (const Node* m = host.find("expert_memory"); m && !m->is_null()) {
+      s.expert_memory.given = true;
       if (m->is_scalar() && m->text() == "interleave") {
         s.expert_memory.interleaved = true;
+      } else if (m->is_scalar() && m->text() == "replicate") {
+        s.expert_memory.replicated = true;
       } else {
         const Node own = only_keys(host, {"expert_memory"});
         MapReader r(own, "hardware.host");
@@ -173,7 +176,9 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
       config::fail(hw.any("link"), "hardware.link.numa_node",
                    "node " + std::to_string(l.numa_node) + " does not exist: " + s.host.name + " has " + std::to_string(nodes) +
                        " NUMA node(s)");
-    const double remote = s.expert_memory.interleaved ? 1.0 - 1.0 / nodes : (s.expert_memory.node == l.numa_node ? 0.0 : 1.0);
+    const double remote = s.expert_memory.replicated    ? 0.0
+                          : s.expert_memory.interleaved ? 1.0 - 1.0 / nodes
+                                                        : (s.expert_memory.node == l.numa_node ? 0.0 : 1.0);
     const double crossing = remote > 0 ? std::min(l.h2d_bandwidth, s.host.inter_socket_bandwidth) : l.h2d_bandwidth;
     l.experts_bandwidth = remote > 0 ? 1.0 / ((1.0 - remote) / l.h2d_bandwidth + remote / crossing) : l.h2d_bandwidth;
   }
@@ -415,6 +420,13 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                            static_cast<int>(s.cards.size()));
   // An expert cache needs to know which experts are hot; experts that live with their layer
   // do not (every routed expert of a layer is equally resident).
+  // The expert cache's layers are the model's layers, each an MoE layer (dense layers before
+  // the MoE ones, as DeepSeek-V3's first 3, are not modelled with a cache yet).
+  if (s.model.moe && s.engine.expert_cache && s.model.moe->layers != s.model.layers)
+    config::fail(r.any("model"), "model.moe.layers",
+                 s.model.name + " has " + std::to_string(s.model.layers - s.model.moe->layers) +
+                     " dense layers beside its MoE layers: an engine with an expert cache (" + s.engine.preset +
+                     ") does not model them yet");
   // An empty hot set (expert_cache.size: 0) holds nothing hot.
   const bool empty_cache = s.engine.cache_slots == std::int64_t{0} ||
                            (s.engine.cache_size_bytes && *s.engine.cache_size_bytes <= 0);
@@ -442,6 +454,14 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     config::fail(r.any("hardware"), "hardware.host",
                  "the experts (" + units::format_gib(all_experts) + ") do not fit in " + s.host.name + "'s RAM (" +
                      units::format_gib(s.host.memory_bytes) + ")");
+  // A placement on one node, or a copy on each, needs one node's share of the RAM to hold them.
+  const int nodes = s.host.numa_nodes;
+  const double node_ram = s.host.memory_bytes / nodes;
+  if (nodes > 1 && s.expert_memory.given && !s.expert_memory.interleaved && all_experts > node_ram)
+    config::fail(r.any("hardware"), "hardware.host.expert_memory",
+                 "the experts (" + units::format_gib(all_experts) + ") do not fit in one NUMA node of " + s.host.name + " (" +
+                     units::format_gib(node_ram) + (s.expert_memory.replicated ? "; a copy on each node" : "") +
+                     "); use expert_memory: interleave");
   return s;
 }
 

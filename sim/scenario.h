@@ -141,6 +141,8 @@ using workloads::WorkloadSetup;  // workloads/serving_workload.h
 // Where the routed experts' host memory lives (hardware.host.expert_memory).
 struct ExpertMemory {
   bool interleaved = false;  // pages spread over every NUMA node
+  bool replicated = false;   // a full copy on every NUMA node, each reader using its own (kTransformers' NUMA mode)
+  bool given = false;        // set by the scenario (unset: node 0, which the OS may spill past)
   int node = 0;              // else: all on this node
 };
 

@@ -61,6 +61,9 @@ TEST_CASE("hybrid-cpu-experts: per-socket worker groups read the experts where t
   // No link between the sockets: the far group cannot reach its half; the near one still reads the local half.
   two.inter_socket_bandwidth = 0;
   CHECK(vramsim::sim::per_socket_expert_bandwidth(two, on0) == Approx(node));
+  vramsim::sim::ExpertMemory copies;
+  copies.replicated = true;
+  CHECK(vramsim::sim::per_socket_expert_bandwidth(two, copies) == Approx(614.4e9));
   // One socket: the host's whole bandwidth, whatever the placement says.
   vramsim::hw::HostSpec one;
   one.memory_bandwidth = 89.6e9;
@@ -72,6 +75,9 @@ TEST_CASE("hybrid-cpu-experts: interleaved experts decode faster than experts on
   const std::string spread = run_json(kQwen, "");
   const std::string one = run_json(kQwen, "--set hardware.host.expert_memory=0");
   CHECK(decode(spread) > decode(one));
+  // A copy on each node (kTransformers' dual-socket mode): every group reads locally, faster still.
+  const std::string copies = run_json(kQwen, "--set hardware.host.expert_memory=replicate");
+  CHECK(decode(copies) > decode(spread));
   // The step's CPU-expert wait is the experts' bytes over the groups' throughput (plus the
   // hidden states' tiny copies): its ratio is the bandwidth ratio, 361.4 / 307.2 GB/s.
   const double node = 307.2e9, link = 128e9;
@@ -111,6 +117,13 @@ TEST_CASE("hybrid-cpu-experts: a hot set that does not fit, or that has no routi
       {"run " + kQwen + " --set engine.expert_cache.size=100", "model.moe.routing: missing"},
       {"run " + kQwen + " --set engine.expert_cache.misses=gpu", "expected one of split, cpu"},
       {"run " + kQwen + " --set engine.host_expert_numa=all", "expected one of none, per-socket"},
+      // Qwen3 235B's experts in BF16 (423 GiB) on 512 GiB over 2 nodes: one node cannot hold them, nor a copy each.
+      {"run " + kQwen + " --set engine.weights.experts=BF16 --set hardware.host.expert_memory=replicate",
+       "do not fit in one NUMA node of xeon-gold-6454s-x2"},
+      {"run " + kQwen + " --set engine.weights.experts=BF16 --set hardware.host.expert_memory=1",
+       "do not fit in one NUMA node of xeon-gold-6454s-x2"},
+      {"run --model deepseek-v3 --gpu rtx-4090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts --quant Q4_K_M",
+       "deepseek-v3 has 3 dense layers beside its MoE layers"},
   };
   for (const auto& [args, message] : cases) {
     INFO(args);
