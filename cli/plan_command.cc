@@ -41,6 +41,8 @@ size, weights format, KV-cache type.
   --quant Q          only this weights format (default: Q4_K_M, Q6_K, Q8_0, or the model's
                      native-only format)
   --gpus N --link L  as for `vramsim run`
+  --set KEY=VALUE    a fixed override for every candidate (repeatable), e.g.
+                     --set hardware.host.expert_memory=interleave
   --top N            how many to print (default 5)
   -j N, --jobs N     parallel simulations (default: the cores)
   --json             print one JSON object: goal, candidates, best[{flags, decode_tok_s,
@@ -116,6 +118,7 @@ int plan_command(const std::vector<std::string>& argv) {
   spec.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--quant", "--context", "--goal", "--top",
                      "-j",      "--jobs", "--configs", "--engine"};
   spec.flags = {"--json", "--help"};
+  spec.repeated = {"--set"};
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
   if (!args.positional().empty()) throw UsageError("unexpected argument \"" + args.positional()[0] + "\" (see --help)");
@@ -141,6 +144,7 @@ int plan_command(const std::vector<std::string>& argv) {
     for (const std::string kv : {"f16", "q8_0"}) {
       // The scenario `run` would build for this candidate.
       std::vector<std::string> a = {"--quant", quant, "--set", "engine.kv_type=" + kv};
+      for (const auto& set : args.all("--set")) a.insert(a.end(), {"--set", set});
       for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--engine"})
         if (auto v = args.get(key)) a.insert(a.end(), {key, *v});
       OptionSpec s2;
@@ -198,6 +202,7 @@ int plan_command(const std::vector<std::string>& argv) {
         run.insert(run.end(), {"--set", "engine.gpu_layers=" + std::to_string(c.placement.gpu_layers)});
       if (c.placement.cpu_moe_layers > 0)  // a dense model has no such key
         run.insert(run.end(), {"--set", "engine.cpu_moe_layers=" + std::to_string(c.placement.cpu_moe_layers)});
+      for (const auto& set : args.all("--set")) run.insert(run.end(), {"--set", set});
       for (const char* key : {"--gpus", "--link", "--context", "--engine"})
         if (auto v = args.get(key)) run.insert(run.end(), {key, *v});
       const proc::ProcessResult child = proc::run(run);

@@ -177,3 +177,16 @@ TEST_CASE("plan --engine hybrid-cpu-experts: searches the hot set's size, and th
   for (const auto& f : flags)
     if (std::regex_search(f, m, std::regex("size=([0-9]+)"))) CHECK(std::stod(m[1]) <= best);
 }
+
+TEST_CASE("plan --set: a fixed override reaches every candidate", "[engines][plan][hybrid]") {
+  const std::string plan = "plan --model qwen3-235b-a22b --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                           "--quant Q4_K_M --json -j 2";
+  auto one = run_vramsim(plan);
+  auto spread = run_vramsim(plan + " --set hardware.host.expert_memory=interleave");
+  INFO(one.err << spread.err);
+  REQUIRE(one.status == 0);
+  REQUIRE(spread.status == 0);
+  // Without a hot set (Qwen3 has no routing statistics) only the KV type varies: 2 candidates.
+  CHECK(json_number(one.out, "candidates") == 2);
+  CHECK(json_number(spread.out, "decode_tok_s", "best") > json_number(one.out, "decode_tok_s", "best"));
+}
