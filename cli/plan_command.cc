@@ -1,15 +1,18 @@
 // `vramsim plan --model M --gpu G --host H [...]`: searches an engine's knobs by simulation and
 // prints the best configurations with the flags to type. The candidates: weights format (the
-// given one, else a few llama.cpp levels), KV-cache type (f16, q8_0), and for each the
-// placements that fit (quick_scenario.h: every layer on the GPU; every layer on the GPU with
-// the fewest layers' experts on the CPU; the most layers on the GPU). Each candidate runs as
-// its own `vramsim run` process (one SimGrid engine per process), in a TBB pool.
+// given one, else a few llama.cpp levels), KV-cache type (f16, q8_0), and for each, with
+// llama.cpp, the placements that fit (quick_scenario.h: every layer on the GPU; every layer on
+// the GPU with the fewest layers' experts on the CPU; the most layers on the GPU), or, with an
+// engine that has an expert cache (expert-cache, hybrid-cpu-experts), the cache / hot-set
+// sizes 0, 1/4, 1/2, 3/4 and all of what fits. Each candidate runs as its own `vramsim run`
+// process (one SimGrid engine per process), in a TBB pool.
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 
 #include "cli/args.h"
@@ -19,21 +22,27 @@
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/subprocess.h"
+#include "sim/vram_plan.h"
 
 namespace vramsim::cli {
 namespace {
 
 const char* kHelp = R"(usage: vramsim plan --model M --gpu G --host H [options]
 
-Searches llama.cpp's knobs by simulation (GPU layers, CPU-MoE layers, weights format, KV-cache
-type) and prints the best configurations with the flags to type and their predicted speed.
+Searches an engine's knobs by simulation and prints the best configurations with the flags to
+type and their predicted speed. llama.cpp (the default): GPU layers, CPU-MoE layers, weights
+format, KV-cache type. expert-cache and hybrid-cpu-experts: the expert cache's (hot set's)
+size, weights format, KV-cache type.
 
   --goal G           decode (default) | prefill | ttft
   --context N        context window in tokens (default 4096); each result also says the
                      largest context its placement still fits
+  --engine E         llama.cpp (default) | expert-cache | hybrid-cpu-experts
   --quant Q          only this weights format (default: Q4_K_M, Q6_K, Q8_0, or the model's
                      native-only format)
   --gpus N --link L  as for `vramsim run`
+  --set KEY=VALUE    a fixed override for every candidate (repeatable), e.g.
+                     --set hardware.host.expert_memory=interleave
   --top N            how many to print (default 5)
   -j N, --jobs N     parallel simulations (default: the cores)
   --json             print one JSON object: goal, candidates, best[{flags, decode_tok_s,
@@ -45,6 +54,7 @@ struct Candidate {
   std::int64_t max_context = 0;  // the largest context this placement still fits (tokens)
   std::string quant, kv;
   Placement placement;
+  std::optional<std::int64_t> hot_slots;  // engines with an expert cache: its size in slots
   std::string flags;
   double decode = 0, prefill = 0, ttft = 0;
   std::string error;
@@ -63,11 +73,31 @@ double number_at(const config::Node& root, const char* section, const char* key)
   return std::stod(v->text());
 }
 
-// The largest context (tokens, up to the model's maximum) with which `p` still fits: a
-// bisection over the memory plan (arithmetic, no simulation).
-std::int64_t max_context(sim::Scenario s, const Placement& p) {
+// The cache (hot-set) sizes worth simulating: 0, 1/4, 1/2, 3/4 and all of the slots that fit
+// (a model without routing statistics has no hot set to choose: 0 only).
+std::vector<std::int64_t> cache_sizes(sim::Scenario s) {
+  if (!s.model.moe || !s.model.moe->routing) return {0};
+  s.engine.cache_slots.reset();
+  s.engine.cache_size_bytes.reset();
+  if (!fits(s)) return {};
+  const std::int64_t most = sim::plan_cards(s).front().slots;
+  std::vector<std::int64_t> out;
+  for (int quarter = 0; quarter <= 4; ++quarter) {
+    const std::int64_t n = most * quarter / 4;
+    if (out.empty() || out.back() != n) out.push_back(n);
+  }
+  return out;
+}
+
+// The largest context (tokens, up to the model's maximum) with which `p` (or a cache of
+// `slots`) still fits: a bisection over the memory plan (arithmetic, no simulation).
+std::int64_t max_context(sim::Scenario s, const Placement& p, std::optional<std::int64_t> slots = std::nullopt) {
   s.engine.gpu_layers = p.gpu_layers;
   s.engine.cpu_moe_layers = p.cpu_moe_layers;
+  if (slots) {
+    s.engine.cache_slots = *slots;
+    s.engine.cache_size_bytes.reset();
+  }
   auto fits_with = [&](std::int64_t context) {
     s.engine.context = context;
     return fits(s);
@@ -86,8 +116,9 @@ std::int64_t max_context(sim::Scenario s, const Placement& p) {
 int plan_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
   spec.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--quant", "--context", "--goal", "--top",
-                     "-j",      "--jobs", "--configs"};
+                     "-j",      "--jobs", "--configs", "--engine"};
   spec.flags = {"--json", "--help"};
+  spec.repeated = {"--set"};
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
   if (!args.positional().empty()) throw UsageError("unexpected argument \"" + args.positional()[0] + "\" (see --help)");
@@ -113,13 +144,34 @@ int plan_command(const std::vector<std::string>& argv) {
     for (const std::string kv : {"f16", "q8_0"}) {
       // The scenario `run` would build for this candidate.
       std::vector<std::string> a = {"--quant", quant, "--set", "engine.kv_type=" + kv};
-      for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs"})
+      for (const auto& set : args.all("--set")) a.insert(a.end(), {"--set", set});
+      for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--engine"})
         if (auto v = args.get(key)) a.insert(a.end(), {key, *v});
       OptionSpec s2;
-      s2.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--quant"};
+      s2.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--quant", "--engine"};
       s2.repeated = {"--set"};
       Args with(a, s2);
       sim::Scenario base = quick_scenario(with).scenario;
+      const std::string kv_flags = kv == "f16" ? std::string() : " -ctk " + kv + " -ctv " + kv;
+      if (base.engine.expert_cache) {  // expert-cache, hybrid-cpu-experts: the cache's size
+        for (const std::int64_t slots : cache_sizes(base)) {
+          Candidate c;
+          c.quant = quant;
+          c.kv = kv;
+          c.hot_slots = slots;
+          c.placement.gpu_layers = base.model.layers;
+          c.placement.description = base.engine.misses_on_cpu
+                                        ? "routed experts on the CPU, " + (slots ? std::to_string(slots) + " hot experts on the GPU"
+                                                                                 : std::string("no hot set"))
+                                        : std::to_string(slots) + " expert-cache slots";
+          c.flags = "--engine " + base.engine.preset + " --set engine.expert_cache.size=" + std::to_string(slots) +
+                    " --context " + std::to_string(base.engine.context) +
+                    (kv == "f16" ? std::string() : " --set engine.kv_type=" + kv);
+          c.max_context = max_context(base, c.placement, slots);
+          candidates.push_back(c);
+        }
+        continue;
+      }
       base.engine.gpu_layers = base.model.layers;
       base.engine.cpu_moe_layers = 0;
       for (const auto& p : fitting_placements(base)) {
@@ -127,7 +179,7 @@ int plan_command(const std::vector<std::string>& argv) {
         c.quant = quant;
         c.kv = kv;
         c.placement = p;
-        c.flags = p.flags + " -c " + std::to_string(base.engine.context) + (kv == "f16" ? std::string() : " -ctk " + kv + " -ctv " + kv);
+        c.flags = p.flags + " -c " + std::to_string(base.engine.context) + kv_flags;
         c.max_context = max_context(base, p);
         candidates.push_back(c);
       }
@@ -143,10 +195,15 @@ int plan_command(const std::vector<std::string>& argv) {
       std::vector<std::string> run = {proc::self_executable(), "run", "--model", args.require("--model"), "--gpu",
                                       args.require("--gpu"), "--host", args.require("--host"), "--quant", c.quant,
                                       "--configs", catalogue.root().string(), "--json",
-                                      "--set", "engine.kv_type=" + c.kv,
-                                      "--set", "engine.gpu_layers=" + std::to_string(c.placement.gpu_layers),
-                                      "--set", "engine.cpu_moe_layers=" + std::to_string(c.placement.cpu_moe_layers)};
-      for (const char* key : {"--gpus", "--link", "--context"})
+                                      "--set", "engine.kv_type=" + c.kv};
+      if (c.hot_slots)
+        run.insert(run.end(), {"--set", "engine.expert_cache.size=" + std::to_string(*c.hot_slots)});
+      else
+        run.insert(run.end(), {"--set", "engine.gpu_layers=" + std::to_string(c.placement.gpu_layers)});
+      if (c.placement.cpu_moe_layers > 0)  // a dense model has no such key
+        run.insert(run.end(), {"--set", "engine.cpu_moe_layers=" + std::to_string(c.placement.cpu_moe_layers)});
+      for (const auto& set : args.all("--set")) run.insert(run.end(), {"--set", set});
+      for (const char* key : {"--gpus", "--link", "--context", "--engine"})
         if (auto v = args.get(key)) run.insert(run.end(), {key, *v});
       const proc::ProcessResult child = proc::run(run);
       if (child.exit_code != 0) {
@@ -190,11 +247,15 @@ int plan_command(const std::vector<std::string>& argv) {
     j.begin_object().field("model", args.require("--model")).field("gpu", args.require("--gpu")).field("goal", goal)
         .field("candidates", static_cast<std::int64_t>(candidates.size()));
     j.key("best").begin_array();
-    for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
-      j.begin_object().field("flags", ok[i].flags).field("quant", ok[i].quant).field("decode_tok_s", ok[i].decode)
+    for (std::size_t i = 0; i < std::min(top, ok.size()); ++i) {
+      j.begin_object().field("flags", ok[i].flags).field("quant", ok[i].quant).field("kv_type", ok[i].kv)
+          .field("decode_tok_s", ok[i].decode)
           .field("prefill_tok_s", ok[i].prefill).field("ttft_s", ok[i].ttft).field("fits", true)
           .field("max_context", ok[i].max_context)
-          .field("placement", ok[i].placement.description).end_object();
+          .field("placement", ok[i].placement.description);
+      if (ok[i].hot_slots) j.field("hot_set_slots", *ok[i].hot_slots);
+      j.end_object();
+    }
     j.end_array();
     if (experts && whole) j.field("experts_on_cpu_vs_layers_on_cpu", experts->decode / whole->decode);
     j.end_object();

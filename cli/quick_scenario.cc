@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cli/catalogue_access.h"
+#include "core/units.h"
 #include "core/config_reader.h"
 #include "hw/gpu.h"
 #include "sim/vram_plan.h"
@@ -64,6 +65,21 @@ QuickScenario quick_scenario(const Args& args) {
 
   const sim::Scenario& s = q.scenario;
   const std::string context = " -c " + std::to_string(s.engine.context);
+  if (s.engine.expert_cache && s.engine.misses_on_cpu) {
+    const std::string hot = s.engine.cache_size_bytes ? units::format_gib(*s.engine.cache_size_bytes) + " of them"
+                            : s.engine.cache_slots    ? std::to_string(*s.engine.cache_slots) + " of them"
+                                                      : "as many as fit";
+    q.placement = !s.model.moe ? std::string("every layer on the GPU (a dense model: no routed experts for the CPU)")
+                  : std::string("attention, dense layers and shared experts on the GPU, routed experts computed by the CPU") +
+                  (s.engine.cache_slots == std::int64_t{0} && !s.engine.cache_size_bytes ? ""
+                                                                                          : ", a hot set (" + hot + ") on the GPU");
+    q.flags = "--engine " + s.engine.preset + " --context " + std::to_string(s.engine.context) +
+              (s.engine.cache_size_bytes || s.engine.cache_slots != std::int64_t{0}
+                   ? " --set engine.expert_cache.size=" +
+                         (s.engine.cache_slots ? std::to_string(*s.engine.cache_slots) : std::to_string(static_cast<long long>(s.engine.cache_size_bytes.value_or(0) / units::kMiB)) + "MiB")
+                   : std::string());
+    return q;
+  }
   if (s.engine.expert_cache) {
     q.placement = "every layer on the GPU, routed experts in the expert cache";
     q.flags = "(the expert-cache engine)";

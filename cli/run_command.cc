@@ -375,7 +375,8 @@ int run_command(const std::vector<std::string>& argv) {
   const bool json = args.flag("--json");
   if (quick && !json)
     std::cout << "vramsim run: " << scenario.model.name << " on " << scenario.cards.size() << " x " << scenario.gpu.spec.name
-              << ": " << quick->placement << "\n  llama.cpp flags: " << quick->flags << "\n\n";
+              << ": " << quick->placement << "\n  " << (scenario.engine.misses_on_cpu ? "vramsim flags: " : "llama.cpp flags: ")
+              << quick->flags << "\n\n";
   std::cout << (json ? to_json(scenario, result, power, wall) : to_table(scenario, result, power, wall));
   if (log_format) {
     const std::string text = sim::strata_startup_lines(scenario, result) + strata.str();

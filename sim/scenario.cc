@@ -154,8 +154,11 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
 void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
   if (host.is_map())
     if (const Node* m = host.find("expert_memory"); m && !m->is_null()) {
+      s.expert_memory.given = true;
       if (m->is_scalar() && m->text() == "interleave") {
         s.expert_memory.interleaved = true;
+      } else if (m->is_scalar() && m->text() == "replicate") {
+        s.expert_memory.replicated = true;
       } else {
         const Node own = only_keys(host, {"expert_memory"});
         MapReader r(own, "hardware.host");
@@ -173,13 +176,15 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
       config::fail(hw.any("link"), "hardware.link.numa_node",
                    "node " + std::to_string(l.numa_node) + " does not exist: " + s.host.name + " has " + std::to_string(nodes) +
                        " NUMA node(s)");
-    const double remote = s.expert_memory.interleaved ? 1.0 - 1.0 / nodes : (s.expert_memory.node == l.numa_node ? 0.0 : 1.0);
+    const double remote = s.expert_memory.replicated    ? 0.0
+                          : s.expert_memory.interleaved ? 1.0 - 1.0 / nodes
+                                                        : (s.expert_memory.node == l.numa_node ? 0.0 : 1.0);
     const double crossing = remote > 0 ? std::min(l.h2d_bandwidth, s.host.inter_socket_bandwidth) : l.h2d_bandwidth;
     l.experts_bandwidth = remote > 0 ? 1.0 / ((1.0 - remote) / l.h2d_bandwidth + remote / crossing) : l.h2d_bandwidth;
   }
 }
 
-EnginePhysics decode_physics(MapReader& e, bool moe, bool cache) {
+EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads) {
   EnginePhysics p;
   p.gpu_bandwidth_efficiency = e.number("gpu_bandwidth_efficiency");
   p.gpu_compute_efficiency = e.number("gpu_compute_efficiency");
@@ -209,13 +214,15 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache) {
   p.miss_sync_idle = time("miss_sync_idle");
   if (p.miss_sync_idle > p.miss_sync) e.fail_at("miss_sync_idle", "cannot exceed miss_sync");
   p.cpu_expert_share = share("cpu_expert_share", Lower::Positive);
-  p.pcie_split_reference = slots ? e.quantity("pcie_split_reference", Dimension::Bandwidth)
+  // The split of misses between host and PCIe reads exists only where misses may be read over PCIe.
+  const bool split = slots && pcie_reads;
+  p.pcie_split_reference = split ? e.quantity("pcie_split_reference", Dimension::Bandwidth)
                                  : e.optional_quantity("pcie_split_reference", Dimension::Bandwidth).value_or(1.0);
   p.host_expert_workers = static_cast<int>(moe ? e.integer("host_expert_workers", 0, 4096)
                                                : e.optional_integer("host_expert_workers", 0, 4096).value_or(0));
-  p.zero_copy_efficiency = slots ? share("zero_copy_efficiency", Lower::Positive)
+  p.zero_copy_efficiency = split ? share("zero_copy_efficiency", Lower::Positive)
                                  : e.optional_number("zero_copy_efficiency").value_or(1.0);
-  p.default_pcie_frac = slots ? share("default_pcie_frac", Lower::NonNegative)
+  p.default_pcie_frac = split ? share("default_pcie_frac", Lower::NonNegative)
                               : e.optional_number("default_pcie_frac", Lower::NonNegative).value_or(0.0);
   p.prefill_ubatch = static_cast<int>(e.optional_integer("prefill_ubatch", 1, 1 << 20).value_or(0));
   if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) {
@@ -309,8 +316,15 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   if (auto cache = e.optional_map("expert_cache")) {
     MapReader& c = *cache;
     const Node& size = c.any("size");
-    if (!(size.is_scalar() && size.text() == "auto"))
+    // `auto`, a slot count, or a VRAM amount (a number with a unit, e.g. 8GiB).
+    const bool amount = size.is_scalar() && size.text().find_first_not_of("0123456789") != std::string::npos;
+    if (size.is_scalar() && size.text() == "auto") {
+      // the most slots the free VRAM holds (vram_plan.h)
+    } else if (amount)
+      s.cache_size_bytes = c.quantity("size", Dimension::Bytes, Lower::NonNegative);
+    else
       s.cache_slots = c.integer("size", 0, std::int64_t{1} << 40);
+    s.misses_on_cpu = c.has("misses") && c.choice("misses", {"split", "cpu"}) == "cpu";
     s.cache_reserve = c.quantity("reserve", Dimension::Bytes, Lower::NonNegative);
     const std::string policy = c.choice("policy", {"profile", "lru", "lfu", "profile-lru"});
     s.policy = policy == "profile" ? CachePolicy::Profile
@@ -356,7 +370,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     }
     sp->finish();
   }
-  s.physics = decode_physics(e, model.moe.has_value(), s.expert_cache);
+  s.physics = decode_physics(e, model.moe.has_value(), s.expert_cache, !s.misses_on_cpu);
+  s.numa_worker_groups = e.has("host_expert_numa") && e.choice("host_expert_numa", {"none", "per-socket"}) == "per-socket";
   if ((s.gpu_layers < model.layers || s.cpu_moe_layers > 0) && s.physics.cpu_bandwidth_efficiency <= 0)
     e.fail_at(s.gpu_layers < model.layers ? "gpu_layers" : "cpu_moe_layers",
               "CPU layers or CPU experts need the engine's cpu_bandwidth_efficiency");
@@ -405,8 +420,21 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                            static_cast<int>(s.cards.size()));
   // An expert cache needs to know which experts are hot; experts that live with their layer
   // do not (every routed expert of a layer is equally resident).
-  if (s.model.moe && !s.model.moe->routing && s.engine.expert_cache)
-    config::fail(r.any("model"), "model.moe.routing", "missing: the routing statistics (coverage points) of " + s.model.name);
+  // The expert cache's layers are the model's layers, each an MoE layer (dense layers before
+  // the MoE ones, as DeepSeek-V3's first 3, are not modelled with a cache yet).
+  if (s.model.moe && s.engine.expert_cache && s.model.moe->layers != s.model.layers)
+    config::fail(r.any("model"), "model.moe.layers",
+                 s.model.name + " has " + std::to_string(s.model.layers - s.model.moe->layers) +
+                     " dense layers beside its MoE layers: an engine with an expert cache (" + s.engine.preset +
+                     ") does not model them yet");
+  // An empty hot set (expert_cache.size: 0) holds nothing hot.
+  const bool empty_cache = s.engine.cache_slots == std::int64_t{0} ||
+                           (s.engine.cache_size_bytes && *s.engine.cache_size_bytes <= 0);
+  if (s.model.moe && !s.model.moe->routing && s.engine.expert_cache && !empty_cache)
+    config::fail(r.any("model"), "model.moe.routing", "missing: the routing statistics (coverage points) of " + s.model.name +
+                                                          (s.engine.misses_on_cpu ? " (a hot set is chosen from them; "
+                                                                                    "engine.expert_cache.size: 0 runs without one)"
+                                                                                  : ""));
   s.workload = workloads::decode_workload(r.map("workload"), s.engine.context);
   s.seed = static_cast<std::uint64_t>(r.optional_integer("seed", 0, std::int64_t{1} << 53).value_or(1));
   // An expert split's cards read their experts in the same layer at once: behind a PCIe switch
@@ -426,6 +454,14 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     config::fail(r.any("hardware"), "hardware.host",
                  "the experts (" + units::format_gib(all_experts) + ") do not fit in " + s.host.name + "'s RAM (" +
                      units::format_gib(s.host.memory_bytes) + ")");
+  // A placement on one node, or a copy on each, needs one node's share of the RAM to hold them.
+  const int nodes = s.host.numa_nodes;
+  const double node_ram = s.host.memory_bytes / nodes;
+  if (nodes > 1 && s.expert_memory.given && !s.expert_memory.interleaved && all_experts > node_ram)
+    config::fail(r.any("hardware"), "hardware.host.expert_memory",
+                 "the experts (" + units::format_gib(all_experts) + ") do not fit in one NUMA node of " + s.host.name + " (" +
+                     units::format_gib(node_ram) + (s.expert_memory.replicated ? "; a copy on each node" : "") +
+                     "); use expert_memory: interleave");
   return s;
 }
 

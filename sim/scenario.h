@@ -120,6 +120,13 @@ struct EngineSetup {
   workloads::WeightFormat other_format;
   CachePolicy policy = CachePolicy::Profile;
   std::optional<std::int64_t> cache_slots;  // explicit size; nullopt = auto
+  std::optional<double> cache_size_bytes;   // explicit size as a VRAM amount (slots = floor(bytes / slot))
+  // Where the misses go: false (the expert-cache engine) = the host's share of worker groups,
+  // the rest read over PCIe in place; true (hybrid-cpu-experts) = every miss computed by the CPU.
+  bool misses_on_cpu = false;
+  // The host's expert throughput: false = the host's whole memory bandwidth; true = per-socket
+  // worker groups reading the experts' NUMA placement (sim/host_experts.h).
+  bool numa_worker_groups = false;
   double cache_reserve = 0;                 // VRAM kept free beside the cache, bytes
   double dynamic_share = 0;                 // profile-lru: share of slots managed by LRU
   bool speculative = false;
@@ -134,6 +141,8 @@ using workloads::WorkloadSetup;  // workloads/serving_workload.h
 // Where the routed experts' host memory lives (hardware.host.expert_memory).
 struct ExpertMemory {
   bool interleaved = false;  // pages spread over every NUMA node
+  bool replicated = false;   // a full copy on every NUMA node, each reader using its own (kTransformers' NUMA mode)
+  bool given = false;        // set by the scenario (unset: node 0, which the OS may spill past)
   int node = 0;              // else: all on this node
 };
 

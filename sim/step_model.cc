@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/host_experts.h"
 #include "workloads/memory_budget.h"
 
 namespace vramsim::sim {
@@ -59,11 +60,13 @@ void StepModel::init(const VramPlan& plan) {
   // A calibrated card's measured zero-copy efficiency replaces the engine's estimate.
   const auto& cal = card_.gpu.spec.calibration;
   zero_copy_ = cal && cal->zero_copy_efficiency ? *cal->zero_copy_efficiency : ph.zero_copy_efficiency;
-  pcie_frac_ = link_bw_ / (link_bw_ + ph.pcie_split_reference);
-  cpu_bw_ = s.host.memory_bandwidth * ph.cpu_expert_share;
+  pcie_frac_ = s.engine.misses_on_cpu ? 0.0 : link_bw_ / (link_bw_ + ph.pcie_split_reference);
+  cpu_bw_ = (s.engine.numa_worker_groups ? per_socket_expert_bandwidth(s.host, s.expert_memory) : s.host.memory_bandwidth) *
+            ph.cpu_expert_share;
   host_slots_ = static_cast<int>(std::lround(ph.host_expert_workers * (1.0 - pcie_frac_)));
-  // Without an expert cache there is no PCIe read path: the host computes every missing expert.
-  if (!s.engine.expert_cache) host_slots_ = std::numeric_limits<int>::max();
+  // Without an expert cache, or with every miss on the CPU (hybrid-cpu-experts), there is no
+  // PCIe read path: the host computes every missing expert.
+  if (!s.engine.expert_cache || s.engine.misses_on_cpu) host_slots_ = std::numeric_limits<int>::max();
   kv_bytes_per_token_layer_ =
       shard_ * workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state

@@ -174,14 +174,20 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
             " fixed (weights outside the experts, KV cache, runtime) leaves " + units::format_gib(p.free_at_start) +
             ", less than the reserve and draft head (" + units::format_gib(p.reserve + p.draft_head) + ")");
       const auto fit = static_cast<std::int64_t>(std::floor(available / p.slot_bytes));
-      if (s.engine.cache_slots && *s.engine.cache_slots > 0) {  // an explicit size is per card
-        if (*s.engine.cache_slots > fit)
-          throw std::invalid_argument("engine.expert_cache.size: " + std::to_string(*s.engine.cache_slots) + " slots need " +
-                                      units::format_gib(static_cast<double>(*s.engine.cache_slots) * p.slot_bytes) +
-                                      " but only " + units::format_gib(available) + " is free (" + std::to_string(fit) +
+      // A size given as a VRAM amount holds the whole slots that fit in it.
+      const std::optional<std::int64_t> asked =
+          s.engine.cache_size_bytes ? std::optional<std::int64_t>(static_cast<std::int64_t>(std::floor(*s.engine.cache_size_bytes / p.slot_bytes)))
+                                    : s.engine.cache_slots;
+      if (asked && *asked > 0) {  // an explicit size is per card
+        if (*asked > fit)
+          throw std::invalid_argument("engine.expert_cache.size: " +
+                                      (s.engine.cache_size_bytes ? units::format_gib(*s.engine.cache_size_bytes) + " (" : std::string()) +
+                                      std::to_string(*asked) + " slots" + (s.engine.cache_size_bytes ? ")" : "") + " need " +
+                                      units::format_gib(static_cast<double>(*asked) * p.slot_bytes) +
+                                      " but only " + units::format_gib(available) + " is free" + on + " (" + std::to_string(fit) +
                                       " slots)");
-        p.slots = std::min(*s.engine.cache_slots, p.total_experts);
-      } else if (s.engine.cache_slots && *s.engine.cache_slots == 0) {
+        p.slots = std::min(*asked, p.total_experts);
+      } else if (asked && *asked == 0) {
         p.slots = 0;
       } else {
         p.slots = std::min(fit, p.total_experts);

@@ -1,0 +1,42 @@
+#include "sim/host_experts.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace vramsim::sim {
+
+double per_socket_expert_bandwidth(const hw::HostSpec& host, const ExpertMemory& placement) {
+  const int nodes = std::max(1, host.numa_nodes);
+  if (nodes == 1) return host.memory_bandwidth;
+  const double node_bw = host.memory_bandwidth / nodes;
+  const double remote_bw = std::min(node_bw, host.inter_socket_bandwidth);
+  std::vector<double> share(static_cast<std::size_t>(nodes), 0.0);  // f_n
+  if (placement.replicated) return host.memory_bandwidth;  // every group reads its own node's copy
+  if (placement.interleaved)
+    std::fill(share.begin(), share.end(), 1.0 / nodes);
+  else
+    share[static_cast<std::size_t>(placement.node)] = 1.0;
+  // Each group's uncapped rate, then one scale for all so that no node exceeds its bandwidth
+  // (the groups' traffic to node n is sum_g r_g f_n).
+  double total = 0;
+  for (int g = 0; g < nodes; ++g) {
+    double seconds_per_byte = 0;
+    bool reaches = true;  // a group with no path to some of the experts (no inter-socket link) idles
+    for (int n = 0; n < nodes; ++n) {
+      const double f = share[static_cast<std::size_t>(n)];
+      const double bw = n == g ? node_bw : remote_bw;
+      if (f <= 0) continue;
+      if (bw <= 0) reaches = false;
+      else seconds_per_byte += f / bw;
+    }
+    if (reaches && seconds_per_byte > 0) total += 1.0 / seconds_per_byte;
+  }
+  double scale = 1.0;
+  for (int n = 0; n < nodes; ++n) {
+    const double demand = total * share[static_cast<std::size_t>(n)];
+    if (demand > node_bw) scale = std::min(scale, node_bw / demand);
+  }
+  return total * scale;
+}
+
+}  // namespace vramsim::sim

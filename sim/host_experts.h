@@ -1,0 +1,28 @@
+// The host CPU's expert throughput when its worker groups are pinned one per socket (NUMA node)
+// and read the routed experts wherever hardware.host.expert_memory put them (kTransformers'
+// per-NUMA-node thread pools; engine key host_expert_numa: per-socket).
+//
+// Each socket's group reads an expert byte from its own node at that node's bandwidth
+// (the host's peak / nodes) or from another node across the inter-socket links at
+// min(node bandwidth, inter_socket_bandwidth). A group's memory-path rate is then
+//   r_g = 1 / sum_n (f_n / b_gn)      f_n = the share of the expert bytes on node n
+// and the groups together are capped by what each node's memory controllers deliver:
+//   sum_g r_g f_n <= node bandwidth    for every node n
+// The groups split each expert's rows in proportion to their rates (every thread works on
+// one expert, as kTransformers' CPUInfer does), so a layer's CPU experts take
+// experts x expert bytes / (cpu_expert_share x the total). Closed forms, 2 nodes of B each,
+// link L <= B: experts on one node: B (the other socket's reads only share that node's B);
+// interleaved: 2 / (0.5/B + 0.5/L) (each group reads half locally, half across the link).
+// Replicated (a copy on every node, kTransformers' dual-socket mode): every group reads locally,
+// the host's whole bandwidth. One node: the host's whole bandwidth. Units: bytes per second.
+#pragma once
+
+#include "sim/scenario.h"
+
+namespace vramsim::sim {
+
+// The memory-path bandwidth the host's per-socket worker groups reach on the experts (before
+// the engine's kernel efficiency cpu_expert_share).
+double per_socket_expert_bandwidth(const hw::HostSpec& host, const ExpertMemory& placement);
+
+}  // namespace vramsim::sim

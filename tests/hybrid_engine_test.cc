@@ -1,0 +1,192 @@
+// The hybrid-cpu-experts preset (kTransformers-style): routed experts computed by the CPU from
+// RAM, NUMA-aware per-socket worker groups, an optional hot set on the GPU; and `plan` over its
+// hot-set size and over the KV-cache type. Runs the real binary for the laws.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "scenario_runs.h"
+#include "sim/host_experts.h"
+
+using vramsim::test::json_number;
+using vramsim::test::run_json;
+using vramsim::test::run_vramsim;
+
+namespace {
+
+const std::string kConfigs = VRAMSIM_TEST_CONFIGS_DIR;
+const std::string kQwen = kConfigs + "/scenarios/qwen3-235b-5090-hybrid-xeon.yaml";
+// The case study's model (it has routing statistics, so a hot set can be chosen) on one RTX
+// 5090 and the 2-socket Sapphire Rapids host, with the hybrid engine.
+const std::string kMoe125 = "run --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts --json";
+
+double decode(const std::string& json) { return vramsim::test::decode_p50(json); }
+
+std::string hybrid(const std::string& args) {
+  auto r = run_vramsim(kMoe125 + " " + args);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  return r.out;
+}
+
+// Every "flags" value of plan's JSON, in order.
+std::vector<std::string> all_flags(const std::string& json) {
+  std::vector<std::string> out;
+  const std::regex flags("\"flags\": \"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), flags); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hybrid-cpu-experts: per-socket worker groups read the experts where the host placed them",
+          "[engines][hybrid]") {
+  vramsim::hw::HostSpec two;  // 2 x Xeon Gold 6454S: 614.4 GB/s over 2 nodes, 128 GB/s between the sockets
+  two.memory_bandwidth = 614.4e9;
+  two.numa_nodes = 2;
+  two.inter_socket_bandwidth = 128e9;
+  const double node = 307.2e9, link = 128e9;
+  vramsim::sim::ExpertMemory on0, on1, spread;
+  on1.node = 1;
+  spread.interleaved = true;
+  // One node: that node's memory caps both groups (the remote one only shares it).
+  CHECK(vramsim::sim::per_socket_expert_bandwidth(two, on0) == Approx(node));
+  CHECK(vramsim::sim::per_socket_expert_bandwidth(two, on1) == Approx(node));
+  // Interleaved: each group reads half locally, half across the sockets' link.
+  CHECK(vramsim::sim::per_socket_expert_bandwidth(two, spread) == Approx(2.0 / (0.5 / node + 0.5 / link)));
+  // No link between the sockets: the far group cannot reach its half; the near one still reads the local half.
+  two.inter_socket_bandwidth = 0;
+  CHECK(vramsim::sim::per_socket_expert_bandwidth(two, on0) == Approx(node));
+  vramsim::sim::ExpertMemory copies;
+  copies.replicated = true;
+  CHECK(vramsim::sim::per_socket_expert_bandwidth(two, copies) == Approx(614.4e9));
+  // One socket: the host's whole bandwidth, whatever the placement says.
+  vramsim::hw::HostSpec one;
+  one.memory_bandwidth = 89.6e9;
+  CHECK(vramsim::sim::per_socket_expert_bandwidth(one, spread) == Approx(89.6e9));
+}
+
+TEST_CASE("hybrid-cpu-experts: interleaved experts decode faster than experts on one node, by the bandwidth ratio",
+          "[engines][hybrid]") {
+  const std::string spread = run_json(kQwen, "");
+  const std::string one = run_json(kQwen, "--set hardware.host.expert_memory=0");
+  CHECK(decode(spread) > decode(one));
+  // A copy on each node (kTransformers' dual-socket mode): every group reads locally, faster still.
+  const std::string copies = run_json(kQwen, "--set hardware.host.expert_memory=replicate");
+  CHECK(decode(copies) > decode(spread));
+  // The step's CPU-expert wait is the experts' bytes over the groups' throughput (plus the
+  // hidden states' tiny copies): its ratio is the bandwidth ratio, 361.4 / 307.2 GB/s.
+  const double node = 307.2e9, link = 128e9;
+  auto cpu_ms = [](const std::string& json) {
+    return json_number(json, "cpu_experts", "step_time_breakdown") * json_number(json, "decode_step_ms");
+  };
+  CHECK(cpu_ms(one) / cpu_ms(spread) == Approx(2.0 / (0.5 / node + 0.5 / link) / node).epsilon(0.01));
+  // Every expert is computed by the CPU: nothing is read over PCIe in place.
+  CHECK(json_number(spread, "p50", "pcie_overflow") == 0);
+  CHECK(json_number(spread, "pcie_frac") == 0);
+}
+
+TEST_CASE("hybrid-cpu-experts: a larger hot set hits more and decodes faster, and never overflows to PCIe",
+          "[engines][hybrid]") {
+  double hit = -1, tok_s = 0;
+  for (int slots : {0, 3000, 8000, 15000}) {
+    INFO("hot set " << slots << " slots");
+    const std::string out = hybrid("--set engine.expert_cache.size=" + std::to_string(slots));
+    CHECK(json_number(out, "slots", "cache") == slots);
+    CHECK(json_number(out, "p50", "expert_hit_rate") > hit);
+    CHECK(decode(out) > tok_s);
+    CHECK(json_number(out, "max", "pcie_overflow") == 0);
+    hit = json_number(out, "p50", "expert_hit_rate");
+    tok_s = decode(out);
+  }
+  // A size given as a VRAM amount holds the whole slots that fit in it.
+  const std::string amount = hybrid("--set engine.expert_cache.size=4GiB");
+  const double slot_mib = json_number(amount, "slot_mib", "cache");
+  CHECK(json_number(amount, "slots", "cache") == std::floor(4096 / slot_mib));
+}
+
+TEST_CASE("hybrid-cpu-experts: a hot set that does not fit, or that has no routing statistics to choose from, is refused",
+          "[engines][hybrid][errors]") {
+  const std::pair<std::string, std::string> cases[] = {
+      {kMoe125 + " --set engine.expert_cache.size=40000", "engine.expert_cache.size: 40000 slots need"},
+      {kMoe125 + " --set engine.expert_cache.size=40GiB", "engine.expert_cache.size: 40.00 GiB ("},
+      {"run " + kQwen + " --set engine.expert_cache.size=100", "model.moe.routing: missing"},
+      {"run " + kQwen + " --set engine.expert_cache.misses=gpu", "expected one of split, cpu"},
+      {"run " + kQwen + " --set engine.host_expert_numa=all", "expected one of none, per-socket"},
+      // Qwen3 235B's experts in BF16 (423 GiB) on 512 GiB over 2 nodes: one node cannot hold them, nor a copy each.
+      {"run " + kQwen + " --set engine.weights.experts=BF16 --set hardware.host.expert_memory=replicate",
+       "do not fit in one NUMA node of xeon-gold-6454s-x2"},
+      {"run " + kQwen + " --set engine.weights.experts=BF16 --set hardware.host.expert_memory=1",
+       "do not fit in one NUMA node of xeon-gold-6454s-x2"},
+      {"run --model deepseek-v3 --gpu rtx-4090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts --quant Q4_K_M",
+       "deepseek-v3 has 3 dense layers beside its MoE layers"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    auto r = run_vramsim(args);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains(message));
+  }
+}
+
+TEST_CASE("run --engine hybrid-cpu-experts: from catalogue names", "[engines][hybrid][quick]") {
+  auto r = run_vramsim("run --model qwen3-235b-a22b --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                       "--quant Q4_K_M");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("routed experts computed by the CPU"));
+  CHECK_THAT(r.out, Catch::Contains("vramsim flags: --engine hybrid-cpu-experts --context 4096"));
+  CHECK_THAT(r.out, Catch::Contains("decode tok/s"));
+}
+
+TEST_CASE("plan: the q8_0 KV cache frees memory for more GPU layers on a tight card", "[engines][plan]") {
+  auto r = run_vramsim("plan --model llama-3.1-8b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q8_0 "
+                       "--context 65536 --json --top 50 -j 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  int f16 = -1, q8 = -1;
+  for (const auto& flags : all_flags(r.out)) {
+    std::smatch m;
+    REQUIRE(std::regex_search(flags, m, std::regex("^-ngl ([0-9]+) -c 65536")));
+    (flags.find("-ctk q8_0 -ctv q8_0") != std::string::npos ? q8 : f16) = std::stoi(m[1]);
+  }
+  INFO(r.out);
+  REQUIRE(f16 >= 0);
+  REQUIRE(q8 >= 0);
+  CHECK(q8 > f16);
+  CHECK_THAT(r.out, Catch::Contains("\"kv_type\": \"q8_0\""));
+}
+
+TEST_CASE("plan --engine hybrid-cpu-experts: searches the hot set's size, and the largest wins decode", "[engines][plan][hybrid]") {
+  auto r = run_vramsim("plan --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                       "--quant Q2_0 --json --top 20 -j 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto flags = all_flags(r.out);
+  REQUIRE(flags.size() >= 5);
+  for (const auto& f : flags) CHECK_THAT(f, Catch::StartsWith("--engine hybrid-cpu-experts --set engine.expert_cache.size="));
+  // The best hot set is the largest that fits: the size of the best is at least every other's
+  // with the same KV type.
+  const double best = json_number(r.out, "hot_set_slots", "best");
+  CHECK(best > 0);
+  std::smatch m;
+  for (const auto& f : flags)
+    if (std::regex_search(f, m, std::regex("size=([0-9]+)"))) CHECK(std::stod(m[1]) <= best);
+}
+
+TEST_CASE("plan --set: a fixed override reaches every candidate", "[engines][plan][hybrid]") {
+  const std::string plan = "plan --model qwen3-235b-a22b --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                           "--quant Q4_K_M --json -j 2";
+  auto one = run_vramsim(plan);
+  auto spread = run_vramsim(plan + " --set hardware.host.expert_memory=interleave");
+  INFO(one.err << spread.err);
+  REQUIRE(one.status == 0);
+  REQUIRE(spread.status == 0);
+  // Without a hot set (Qwen3 has no routing statistics) only the KV type varies: 2 candidates.
+  CHECK(json_number(one.out, "candidates") == 2);
+  CHECK(json_number(spread.out, "decode_tok_s", "best") > json_number(one.out, "decode_tok_s", "best"));
+}
