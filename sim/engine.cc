@@ -54,7 +54,10 @@ class Simulation {
     if (s.model.moe && s.engine.expert_cache)
       for (std::size_t c = 0; c < out.cards.size(); ++c) {
         const auto& plan = out.cards[c];
-        LayerPopularity mine(out.popularity.begin() + plan.first_layer, out.popularity.begin() + plan.end_layer);
+        // Popularity is per MoE layer; a model's dense layers come first (ModelSpec::first_moe_layer).
+        const int d = s.model.first_moe_layer();
+        LayerPopularity mine(out.popularity.begin() + std::max(plan.first_layer - d, 0),
+                             out.popularity.begin() + std::max(plan.end_layer - d, 0));
         if (s.engine.split == Split::Expert)  // this card's ranks: c, c + N, ...
           for (auto& layer : mine) layer = layer.strided(static_cast<int>(c), static_cast<int>(out.cards.size()));
         caches_.push_back(std::make_unique<ExpertCache>(s.engine.policy, plan.slots, s.engine.dynamic_share, mine));

@@ -25,6 +25,7 @@ RequestRunner::RequestRunner(const Scenario& s, std::vector<Stage> stages, const
       side_by_side_(split == Split::Tensor),
       expert_split_(split == Split::Expert),
       popularity_(popularity),
+      first_moe_(s.model.first_moe_layer()),
       rng_(CounterRng(s.seed).with(0x53544550ULL).with(request_id)),
       prompt_tokens_(prompt_tokens),
       gen_tokens_(gen_tokens) {
@@ -48,7 +49,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
     // cache or computed by the host; per layer the hidden states go to every card and back.
     const int n = static_cast<int>(stages_.size());
     double missing = 0, resident = 0;
-    for (int layer = 0; layer < s_.model.layers; ++layer) {
+    for (int layer = 0; layer < s_.model.moe->layers; ++layer) {  // MoE layers
       const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
       for (std::size_t e = 0; e < pi.size(); ++e) {
         const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
@@ -69,11 +70,11 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
   for (const Stage& stage : stages_) {
     double missing = 0, resident = 0;
     if (s_.model.moe)
-      for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
-        const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
+      for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
+        const auto& pi = popularity_[static_cast<std::size_t>(layer - first_moe_)].inclusion();
         for (std::size_t e = 0; e < pi.size(); ++e) {
           const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
-          const bool here = stage.cache ? stage.cache->resident(layer - stage.first_layer, static_cast<int>(e))
+          const bool here = stage.cache ? stage.cache->resident(layer - std::max(stage.first_layer, first_moe_), static_cast<int>(e))
                                       : layer >= stage.cpu_moe_end;
         (here ? resident : missing) += touched;
         }
@@ -91,13 +92,13 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
 // Routes one MoE layer's verified positions and looks their experts up in the stage's cache.
 void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, LayerExperts& e) {
   ExpertCache* cache = stage.cache;
-  const int local = layer - stage.first_layer;
+  const int local = layer - std::max(stage.first_layer, first_moe_);  // the stage's cache holds its MoE layers
   const bool in_place = layer >= stage.cpu_moe_end;  // without a cache: experts with their layer
   const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;  // pinned profiles keep no recency
   ++stamp_;
   missed_.clear();
   for (int t = 0; t < tokens; ++t) {
-    for (int expert : router_->route(layer, routed_tokens_ + static_cast<std::uint64_t>(t))) {
+    for (int expert : router_->route(layer - first_moe_, routed_tokens_ + static_cast<std::uint64_t>(t))) {
       const bool hit = cache ? cache->resident(local, expert) : in_place;
       counters_.lookup_hits += hit ? 1 : 0;
       auto& seen = seen_[static_cast<std::size_t>(expert)];
@@ -137,12 +138,17 @@ void RequestRunner::step_expert_split(int tokens, std::int64_t context, StepResu
   out.stage_costs.front() = out.costs;
   const StepCosts attention = main.layer(LayerExperts{}, tokens, context);
   for (int layer = 0; layer < s_.model.layers; ++layer) {
+    if (layer < first_moe_) {  // a dense layer: the first card alone
+      out.stage_costs.front() += attention;
+      out.costs += attention;
+      continue;
+    }
     card_experts_.assign(stages_.size(), LayerExperts{});
     ++stamp_;
     for (int t = 0; t < tokens; ++t) {
-      for (int expert : router_->route(layer, routed_tokens_ + static_cast<std::uint64_t>(t))) {
+      for (int expert : router_->route(layer - first_moe_, routed_tokens_ + static_cast<std::uint64_t>(t))) {
         const int card = expert % n;
-        const bool hit = stages_[static_cast<std::size_t>(card)].cache->resident(layer, expert / n);
+        const bool hit = stages_[static_cast<std::size_t>(card)].cache->resident(layer - first_moe_, expert / n);
         counters_.lookup_hits += hit ? 1 : 0;
         auto& seen = seen_[static_cast<std::size_t>(expert)];
         if (seen == stamp_) continue;
@@ -201,7 +207,7 @@ StepResult RequestRunner::step(bool keep_layers) {
     const bool routes = router_ && (!side_by_side_ || i == 0);
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
-      if (routes) route_layer(stage, layer, tokens, e);
+      if (routes && layer >= first_moe_) route_layer(stage, layer, tokens, e);  // dense layers route nothing
       StepCosts layer_costs = stage.model->layer(e, tokens, context);
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});

@@ -98,7 +98,8 @@ class RequestRunner {
   std::vector<double> exchange_s_;
   std::vector<LayerExperts> card_experts_;  // expert split: per card, this layer's
   const LayerPopularity& popularity_;
-  std::optional<RequestRouter> router_;  // MoE only
+  std::optional<RequestRouter> router_;  // MoE only; indexed by MoE layer (layer - first_moe_)
+  int first_moe_ = 0;                    // the model's first layer with routed experts
   CounterRng rng_;
   std::int64_t prompt_tokens_;
   std::int64_t gen_tokens_;

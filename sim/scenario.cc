@@ -420,13 +420,6 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                            static_cast<int>(s.cards.size()));
   // An expert cache needs to know which experts are hot; experts that live with their layer
   // do not (every routed expert of a layer is equally resident).
-  // The expert cache's layers are the model's layers, each an MoE layer (dense layers before
-  // the MoE ones, as DeepSeek-V3's first 3, are not modelled with a cache yet).
-  if (s.model.moe && s.engine.expert_cache && s.model.moe->layers != s.model.layers)
-    config::fail(r.any("model"), "model.moe.layers",
-                 s.model.name + " has " + std::to_string(s.model.layers - s.model.moe->layers) +
-                     " dense layers beside its MoE layers: an engine with an expert cache (" + s.engine.preset +
-                     ") does not model them yet");
   // An empty hot set (expert_cache.size: 0) holds nothing hot.
   const bool empty_cache = s.engine.cache_slots == std::int64_t{0} ||
                            (s.engine.cache_size_bytes && *s.engine.cache_size_bytes <= 0);

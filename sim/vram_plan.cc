@@ -20,7 +20,7 @@ struct LayerBytes {
 LayerBytes layer_bytes(const Scenario& s) {
   const auto& m = s.model;
   const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
-  const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.layers) : 0.0;
+  const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.moe->layers) : 0.0;
   LayerBytes b;
   b.head = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
   b.per_layer = std::max(0.0, (m.params_total - expert_params_all) * bpe_other - 2.0 * b.head) / m.layers;
@@ -49,10 +49,12 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   const bool offload = gpu_layers < m.layers || s.engine.cpu_moe_layers > 0;
   if (m.moe || offload) {
     const double experts_per_layer = m.moe ? m.moe->expert_params * m.moe->experts : 0.0;
-    const double non_expert_per_layer = (m.params_total / m.layers - experts_per_layer) * s.engine.other_format.bits_per_weight / 8.0;
+    const double expert_params_all = m.moe ? experts_per_layer * m.moe->layers : 0.0;
+    const double non_expert_per_layer = (m.params_total - expert_params_all) / m.layers * s.engine.other_format.bits_per_weight / 8.0;
     const double expert_bytes_per_layer = experts_per_layer * s.engine.expert_format.bits_per_weight / 8.0;
-    const int gpu_expert_layers = std::min(gpu_layers, m.layers - s.engine.cpu_moe_layers);
-    total.weights = non_expert_per_layer * gpu_layers + expert_bytes_per_layer * std::max(0, gpu_expert_layers);
+    // Experts on the GPUs: the MoE layers among the GPU layers past the CPU-expert ones.
+    const int gpu_expert_layers = m.moe_layers_in(std::max(first_gpu, s.engine.cpu_moe_layers), m.layers);
+    total.weights = non_expert_per_layer * gpu_layers + expert_bytes_per_layer * gpu_expert_layers;
     total.kv = total.kv * gpu_layers / m.layers;
     total.overhead = offload ? n * s.engine.physics.runtime_vram
                              : workloads::budget::kOverheadFixedBytes + workloads::budget::kOverheadShare * (total.weights + total.kv);
@@ -152,8 +154,8 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
       // CPU-expert ones (--n-cpu-moe); there is no cache to size.
       p.expert_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
       p.slot_bytes = p.expert_bytes;
-      p.total_experts = static_cast<std::int64_t>(p.layers()) * m.moe->experts;
-      p.slots = static_cast<std::int64_t>(std::max(0, p.end_layer - std::max(p.first_layer, s.engine.cpu_moe_layers))) * m.moe->experts;
+      p.total_experts = static_cast<std::int64_t>(m.moe_layers_in(p.first_layer, p.end_layer)) * m.moe->experts;
+      p.slots = static_cast<std::int64_t>(m.moe_layers_in(std::max(p.first_layer, s.engine.cpu_moe_layers), p.end_layer)) * m.moe->experts;
       p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
       p.fixed += p.cache_bytes;
       p.free_at_start -= p.free_measured ? 0.0 : p.cache_bytes;
@@ -161,7 +163,7 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
       p.reserve = s.engine.cache_reserve;
       // An expert split deals each layer's experts by popularity rank: rank r to card r mod N.
       const int mine = expert ? (m.moe->experts - c + n - 1) / n : m.moe->experts;
-      p.total_experts = static_cast<std::int64_t>(p.layers()) * mine;
+      p.total_experts = static_cast<std::int64_t>(m.moe_layers_in(p.first_layer, p.end_layer)) * mine;
       p.expert_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
       const double align = s.engine.physics.slot_alignment;
       p.slot_bytes = std::ceil(p.expert_bytes / align) * align;
@@ -214,7 +216,7 @@ std::optional<VramPlan> plan_host(const Scenario& s) {
                                          s.engine.parallel) * cpu_layers / m.layers;
   if (m.moe) {
     p.expert_bytes = p.slot_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
-    p.total_experts = p.slots = static_cast<std::int64_t>(cpu_layers) * m.moe->experts;  // all in RAM
+    p.total_experts = p.slots = static_cast<std::int64_t>(m.moe_layers_in(0, cpu_layers)) * m.moe->experts;  // all in RAM
     p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
   }
   p.card_total = s.host.memory_bytes;

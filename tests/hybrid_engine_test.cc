@@ -122,8 +122,6 @@ TEST_CASE("hybrid-cpu-experts: a hot set that does not fit, or that has no routi
        "do not fit in one NUMA node of xeon-gold-6454s-x2"},
       {"run " + kQwen + " --set engine.weights.experts=BF16 --set hardware.host.expert_memory=1",
        "do not fit in one NUMA node of xeon-gold-6454s-x2"},
-      {"run --model deepseek-v3 --gpu rtx-4090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts --quant Q4_K_M",
-       "deepseek-v3 has 3 dense layers beside its MoE layers"},
   };
   for (const auto& [args, message] : cases) {
     INFO(args);
@@ -189,4 +187,21 @@ TEST_CASE("plan --set: a fixed override reaches every candidate", "[engines][pla
   // Without a hot set (Qwen3 has no routing statistics) only the KV type varies: 2 candidates.
   CHECK(json_number(one.out, "candidates") == 2);
   CHECK(json_number(spread.out, "decode_tok_s", "best") > json_number(one.out, "decode_tok_s", "best"));
+}
+
+TEST_CASE("dense layers before the MoE ones hold and route no experts", "[engines][hybrid][quick]") {
+  // DeepSeek-V3: 61 layers, the first 3 dense (first_k_dense_replace), 58 x 256 routed experts.
+  auto v3 = run_vramsim("run --model deepseek-v3 --gpu rtx-4090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                        "--quant Q4_K_M --json");
+  INFO(v3.err);
+  REQUIRE(v3.status == 0);
+  CHECK(json_number(v3.out, "completed", "requests") > 0);
+  CHECK(json_number(v3.out, "p50", "decode_tok_s") > 0);
+  // DeepSeek-V2-Lite on llama.cpp, every layer on the GPU: 26 MoE layers of 64 experts resident.
+  auto lite = run_vramsim("run --model deepseek-v2-lite --gpu rtx-4090 --quant Q4_K_M --json");
+  INFO(lite.err);
+  REQUIRE(lite.status == 0);
+  CHECK(json_number(lite.out, "slots", "cache") == 26 * 64);
+  CHECK(json_number(lite.out, "coverage", "cache") == 1.0);
+  CHECK(json_number(lite.out, "p50", "expert_hit_rate") == 1.0);
 }

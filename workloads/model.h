@@ -67,6 +67,14 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
 
   bool is_moe() const { return moe.has_value(); }
+  // MoE layers are the last moe->layers ones: a model's dense layers come first (DeepSeek's
+  // first_k_dense_replace). The first layer with routed experts (layers for a dense model).
+  int first_moe_layer() const { return moe ? layers - moe->layers : layers; }
+  // Layers with routed experts among [first, end).
+  int moe_layers_in(int first, int end) const {
+    const int lo = first > first_moe_layer() ? first : first_moe_layer();
+    return end > lo ? end - lo : 0;
+  }
 };
 
 // Decodes a resolved model description (docs/config-reference.md). Throws ConfigError on
