@@ -210,6 +210,10 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   const bool slots = moe && cache;
   p.slot_alignment = slots ? e.quantity("slot_alignment", Dimension::Bytes)
                            : e.optional_quantity("slot_alignment", Dimension::Bytes).value_or(1.0);
+  // A fixed GPU-idle cost per MoE layer beyond its bytes (the routing's round trip to the host
+  // and the eager launches of an uncaptured expert path); 0 for engines that keep routing on
+  // the GPU inside a captured graph.
+  p.moe_layer_sync = time("moe_layer_sync");
   p.miss_sync = time("miss_sync");
   p.miss_sync_idle = time("miss_sync_idle");
   if (p.miss_sync_idle > p.miss_sync) e.fail_at("miss_sync_idle", "cannot exceed miss_sync");

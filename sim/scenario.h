@@ -75,6 +75,7 @@ struct EnginePhysics {
   double slot_alignment = 0;            // each cache slot is rounded up to this, bytes
   double step_overhead = 0;             // host-side work per decode step (GPU idle), seconds
   double layer_launch = 0;              // kernel launches per layer on the captured-graph path, seconds
+  double moe_layer_sync = 0;            // per MoE layer: routing read back by the host, eager expert launches, seconds
   double miss_sync = 0;                 // GPU<->host synchronisation for a layer with misses, seconds
   double miss_sync_idle = 0;            // ... of which no kernel is resident (host wake-up, relaunch)
   double cpu_expert_share = 0;          // host expert GEMV throughput as a share of host memory bandwidth

@@ -82,6 +82,10 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t conte
   c.compute = attention + hits;
   c.vram_bytes = layer_bytes_ + kv + e.hits * expert_bytes_;
   c.launch_sync = ph.layer_launch;
+  if (!host_ && e.hits > 0) {  // experts computed on a GPU: the expert path's fixed cost, no kernel resident
+    c.launch_sync += ph.moe_layer_sync;
+    c.host_idle += ph.moe_layer_sync;
+  }
   if (e.misses == 0) return c;
 
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
@@ -106,7 +110,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t conte
   const double miss_path = ph.miss_sync + std::max(t_cpu, t_pcie);
   const double extra = std::max(0.0, miss_path - hits);  // beyond what the GPU does anyway
   c.stall = std::min(extra, ph.miss_sync);
-  c.host_idle = std::min(c.stall, ph.miss_sync_idle);
+  c.host_idle += std::min(c.stall, ph.miss_sync_idle);
   const double beyond = extra - c.stall;
   (t_pcie > t_cpu ? c.transfer : c.cpu_experts) = beyond;
   c.pcie_bytes = pcie * expert_bytes_ + (cpu > 0 ? 2.0 * tokens * activation_bytes_ : 0.0);
@@ -117,7 +121,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   const auto& ph = s_.engine.physics;
   LayerDemand d;
   const double kv = kv_bytes_per_token_layer_ * static_cast<double>(context);
-  d.gpu_before = (layer_bytes_ + kv) / bw_ + ph.layer_launch;
+  d.gpu_before = (layer_bytes_ + kv) / bw_ + ph.layer_launch + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
   d.gpu_hits = e.hits * expert_bytes_ / bw_;
   if (e.misses == 0) return d;
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {

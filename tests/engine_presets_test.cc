@@ -115,3 +115,22 @@ TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card keeps every layer on the GPU and 
   CHECK(json_number(r.out, "decode_tok_s", "best") > 0);
   CHECK(json_number(r.out, "max_context", "best") >= 4096);
 }
+
+// engine.moe_layer_sync: a fixed cost of each MoE layer whose experts run on a GPU (llama.cpp's
+// expert path), none for a layer whose experts are on the CPU (--n-cpu-moe: it pays miss_sync).
+TEST_CASE("llama.cpp: each GPU MoE layer adds moe_layer_sync to the step, CPU-expert layers do not", "[engines][llama.cpp]") {
+  auto step_s = [](const std::string& scenario, const std::string& extra) {
+    auto r = run_vramsim("run " + scenario + " --set workload.requests=1 --json " + extra);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return 1.0 / json_number(r.out, "p50", "decode_tok_s");
+  };
+  const std::string bench = kConfigs + "/scenarios/llama-bench-tg128.yaml --set model=qwen3-30b-a3b";
+  const double none = step_s(bench, "--set engine.moe_layer_sync=0us");
+  const double with = step_s(bench, "--set engine.moe_layer_sync=100us");
+  CHECK(with - none == Approx(48 * 100e-6).epsilon(1e-4));  // 48 MoE layers
+  // gpt-oss-20b with --cpu-moe: every layer's experts on the CPU.
+  const double cpu_none = step_s(kGptOss, "--set engine.moe_layer_sync=0us");
+  const double cpu_with = step_s(kGptOss, "--set engine.moe_layer_sync=100us");
+  CHECK(cpu_with == Approx(cpu_none).epsilon(1e-9));
+}
