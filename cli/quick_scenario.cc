@@ -64,6 +64,19 @@ QuickScenario quick_scenario(const Args& args) {
 
   const sim::Scenario& s = q.scenario;
   const std::string context = " -c " + std::to_string(s.engine.context);
+  if (s.engine.kv_pool) {  // vLLM: every weight on the GPU, or the refusal (std::invalid_argument) with its numbers
+    const sim::VramPlan plan = sim::plan_vram(s);
+    const auto& pool = *s.engine.kv_pool;
+    std::ostringstream flags, where;
+    where << "every layer on the GPU, a KV pool of " << plan.kv_blocks << " blocks of " << pool.block_size << " tokens ("
+          << plan.kv_blocks * pool.block_size << " tokens)";
+    flags << "--max-model-len " << s.engine.context << " --gpu-memory-utilization " << pool.gpu_memory_utilization
+          << " --max-num-seqs " << s.engine.parallel << " --block-size " << pool.block_size;
+    q.placement = where.str();
+    q.flags = flags.str();
+    q.flags_for = "vllm serve";
+    return q;
+  }
   if (s.engine.expert_cache) {
     q.placement = "every layer on the GPU, routed experts in the expert cache";
     q.flags = "(the expert-cache engine)";
