@@ -78,6 +78,20 @@ QuickScenario quick_scenario(const Args& args) {
                    ? " --set engine.expert_cache.size=" +
                          (s.engine.cache_slots ? std::to_string(*s.engine.cache_slots) : std::to_string(static_cast<long long>(s.engine.cache_size_bytes.value_or(0) / units::kMiB)) + "MiB")
                    : std::string());
+    q.flags_for = "vramsim";
+    return q;
+  }
+  if (s.engine.kv_pool) {  // vLLM: every weight on the GPU, or the refusal (std::invalid_argument) with its numbers
+    const sim::VramPlan plan = sim::plan_vram(s);
+    const auto& pool = *s.engine.kv_pool;
+    std::ostringstream flags, where;
+    where << "every layer on the GPU, a KV pool of " << plan.kv_blocks << " blocks of " << pool.block_size << " tokens ("
+          << plan.kv_blocks * pool.block_size << " tokens)";
+    flags << "--max-model-len " << s.engine.context << " --gpu-memory-utilization " << pool.gpu_memory_utilization
+          << " --max-num-seqs " << s.engine.parallel << " --block-size " << pool.block_size;
+    q.placement = where.str();
+    q.flags = flags.str();
+    q.flags_for = "vllm serve";
     return q;
   }
   if (s.engine.expert_cache) {

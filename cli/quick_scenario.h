@@ -1,7 +1,8 @@
 // `vramsim run --model M --gpu G [...]` without a scenario file: a scenario built from catalogue
 // names, and (for an engine without an expert cache, e.g. llama.cpp) the placement that fits:
 // every layer on the GPUs if it can; for an MoE model, all layers on the GPUs with the fewest
-// layers' experts on the CPU (--n-cpu-moe); else the most layers on the GPUs (-ngl).
+// layers' experts on the CPU (--n-cpu-moe); else the most layers on the GPUs (-ngl). An engine
+// with a paged KV pool (vllm) keeps every weight on the GPU or refuses, with its numbers.
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@ struct QuickScenario {
   sim::Scenario scenario;
   std::string placement;  // "every layer on the GPU", "-ngl 38 (42 of 80 layers on the CPU)", ...
   std::string flags;      // the llama.cpp flags to type, e.g. "-ngl 99 --n-cpu-moe 12 -c 4096"
+  std::string flags_for = "llama.cpp";  // the engine the flags are for ("vllm serve": vLLM's)
 };
 
 // The options of `run` that name the scenario's parts (see run --help). Throws UsageError or

@@ -155,6 +155,33 @@ void write_serving(json::Writer& j, const sim::RunResult& r) {
   j.end_array().end_object();
 }
 
+// Continuous batching (slot_scheduling: batched) and the paged KV pool (engine.kv_pool); only
+// for such engines, so that other runs' output is unchanged.
+void write_batching(json::Writer& j, const sim::Scenario& s, const sim::RunResult& r) {
+  if (s.engine.scheduling != sim::SlotScheduling::Batched) return;
+  const auto& b = r.batch;
+  auto per = [](std::int64_t a, std::int64_t n) { return n ? static_cast<double>(a) / static_cast<double>(n) : 0.0; };
+  j.key("batch").begin_object().field("mean", per(b.requests, b.steps)).field("max", b.max).field("steps", b.steps)
+      .field("preempted", b.preempted);
+  j.key("experts_per_layer");
+  if (!s.model.moe)
+    j.null();
+  else
+    j.begin_object().field("union", per(b.union_experts, b.moe_layer_steps))
+        .field("requests_sum", per(b.request_experts, b.moe_layer_steps)).end_object();
+  j.end_object();
+  if (!s.engine.kv_pool) return;
+  const int block = s.engine.kv_pool->block_size;
+  j.key("kv_pool").begin_object()
+      .field("budget_gib", r.plan.kv_budget / units::kGiB)
+      .field("gib", r.plan.kv_cache / units::kGiB)
+      .field("blocks", r.plan.kv_blocks)
+      .field("block_tokens", static_cast<std::int64_t>(block))
+      .field("tokens", r.plan.kv_blocks * block)
+      .field("peak_blocks", b.kv_blocks_peak)
+      .end_object();
+}
+
 std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
   using S = sim::RequestSample;
   json::Writer j;
@@ -207,6 +234,7 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   j.field("makespan_s", r.makespan_s);
   j.field("throughput_tok_s", r.makespan_s > 0 ? static_cast<double>(r.generated_tokens) / r.makespan_s : 0.0);
   write_serving(j, r);
+  write_batching(j, s, r);
   j.key("sim").begin_object().field("wall_s", wall).field("decode_steps", r.decode_steps)
       .field("simgrid_activities", r.simgrid_activities)
       .field("simgrid_activities_per_token",
@@ -265,6 +293,15 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << "  TTFT            p50 " << fixed(1e3 * pct(ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(ttft, 0.95), 0) << " ms\n"
     << "  TPOT            p50 " << fixed(1e3 * pct(tpot, 0.5), 2) << " ms  p95 " << fixed(1e3 * pct(tpot, 0.95), 2) << " ms\n"
     << "  queue           mean " << fixed(r.queue.mean, 2) << " waiting, max " << r.queue.max << "\n";
+  if (s.engine.scheduling == sim::SlotScheduling::Batched) {
+    const auto& b = r.batch;
+    o << "  batching        mean " << fixed(b.steps ? static_cast<double>(b.requests) / static_cast<double>(b.steps) : 0.0, 2)
+      << " requests per decode step, max " << b.max << " (" << b.steps << " steps)";
+    if (s.engine.kv_pool)
+      o << "; KV pool " << r.plan.kv_blocks << " blocks of " << s.engine.kv_pool->block_size << " tokens ("
+        << fixed(r.plan.kv_cache / units::kGiB, 2) << " GiB), peak " << b.kv_blocks_peak << ", " << b.preempted << " preempted";
+    o << "\n";
+  }
   if (r.reused_tokens > 0)
     o << "  prefix reuse    " << r.prefix_hits << " requests: " << r.reused_tokens << " prompt tokens reused + "
       << r.prefilled_tokens << " read\n";
@@ -375,8 +412,7 @@ int run_command(const std::vector<std::string>& argv) {
   const bool json = args.flag("--json");
   if (quick && !json)
     std::cout << "vramsim run: " << scenario.model.name << " on " << scenario.cards.size() << " x " << scenario.gpu.spec.name
-              << ": " << quick->placement << "\n  " << (scenario.engine.misses_on_cpu ? "vramsim flags: " : "llama.cpp flags: ")
-              << quick->flags << "\n\n";
+              << ": " << quick->placement << "\n  " << quick->flags_for << " flags: " << quick->flags << "\n\n";
   std::cout << (json ? to_json(scenario, result, power, wall) : to_table(scenario, result, power, wall));
   if (log_format) {
     const std::string text = sim::strata_startup_lines(scenario, result) + strata.str();

@@ -110,8 +110,11 @@ class Simulation {
       s4u::Actor::create("arrivals", host_, [this] { arrivals(); });
     for (int c = 0; c < s_.workload.clients; ++c)
       s4u::Actor::create("client" + std::to_string(c), host_, [this, c] { client(c); });
-    for (int slot = 0; slot < s_.engine.parallel; ++slot)
-      s4u::Actor::create("slot" + std::to_string(slot), gpu_, [this] { slot_loop(); })->daemonize();
+    if (s_.engine.scheduling == SlotScheduling::Batched)
+      s4u::Actor::create("batch", gpu_, [this] { batch_loop(); })->daemonize();
+    else
+      for (int slot = 0; slot < s_.engine.parallel; ++slot)
+        s4u::Actor::create("slot" + std::to_string(slot), gpu_, [this] { slot_loop(); })->daemonize();
     engine->run();
     out_.makespan_s = s4u::Engine::get_clock();
     queue_meter_.finish(out_.makespan_s);
@@ -244,7 +247,134 @@ class Simulation {
     }
   }
 
-  void serve(const Job& job) {
+  // Continuous batching (slot_scheduling: batched): one decode loop. Between steps it takes
+  // the waiting requests in arrival order, up to engine.parallel running (with a paged KV pool,
+  // while the prompt's blocks leave the watermark free: the first that does not fit stops
+  // the admissions), runs each one's prefill as a step of its own, then one decode step for
+  // every running request together (BatchStep). A request leaves after its last token. With a
+  // paged pool each step's new positions take blocks; when the pool runs out the most recently
+  // admitted request is preempted (its blocks freed; it waits again at the head of the queue
+  // and, readmitted, prefills its prompt and its tokens so far again).
+  struct Running {
+    std::unique_ptr<Job> job;
+    std::unique_ptr<RequestRunner> runner;  // from its first admission
+    RequestRecord rec;
+    std::int64_t prefilled = 0;             // prompt tokens of its first prefill
+    std::int64_t blocks = 0;                // KV blocks held
+  };
+
+  std::int64_t blocks_for(std::int64_t tokens) const {
+    const std::int64_t b = s_.engine.kv_pool->block_size;
+    return (tokens + b - 1) / b;
+  }
+
+  void batch_loop() {
+    std::deque<std::unique_ptr<Running>> waiting;   // taken from the queue (or preempted), not running
+    std::vector<std::unique_ptr<Running>> running;  // in admission order
+    std::vector<RequestRunner*> batch;
+    BatchStep stepper;
+    const auto& pool = s_.engine.kv_pool;
+    std::int64_t free_blocks = out_.plan.kv_blocks;
+    const std::int64_t watermark = pool ? static_cast<std::int64_t>(pool->watermark * static_cast<double>(out_.plan.kv_blocks)) : 0;
+    const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
+    auto take = [&] {
+      auto r = std::make_unique<Running>();
+      r->job.reset(queue_->get<Job>());
+      ++out_.simgrid_activities;
+      waiting.push_back(std::move(r));
+    };
+    while (true) {
+      if (running.empty() && waiting.empty()) take();  // idle: wait for a request
+      while (queue_->listen()) take();
+      while (!waiting.empty() && static_cast<int>(running.size()) < s_.engine.parallel) {
+        Running& next = *waiting.front();
+        if (pool) {
+          const std::int64_t need = blocks_for(next.runner ? next.runner->context() : next.job->shape.prompt_tokens);
+          if (free_blocks - need < watermark && !running.empty()) break;  // waits for blocks, in order
+          free_blocks -= need;
+          next.blocks = need;
+        }
+        std::unique_ptr<Running> r = std::move(waiting.front());
+        waiting.pop_front();
+        queue_meter_.set(s4u::Engine::get_clock(), --waiting_);
+        const bool first = !r->runner;
+        if (first) {
+          r->runner = std::make_unique<RequestRunner>(s_, stages_, out_.popularity, r->job->id, r->job->shape.prompt_tokens,
+                                                      r->job->shape.gen_tokens, s_.engine.split);
+          r->rec = start(*r->job, *r->runner);
+          r->prefilled = r->runner->prefill_tokens();
+          out_.prefilled_tokens += r->prefilled;
+        }
+        run_prefill(*r->job, *r->runner);
+        if (first) {
+          r->rec.first_token_s = s4u::Engine::get_clock();
+          r->rec.prefill_s = r->rec.first_token_s - r->rec.start_s;
+        }
+        running.push_back(std::move(r));
+      }
+      if (running.empty()) continue;
+      if (pool) {
+        // This step's positions need blocks; preempt the latest admitted until they fit.
+        auto growth = [&] {
+          std::int64_t need = 0;
+          for (const auto& r : running) need += blocks_for(r->runner->context() + tokens) - r->blocks;
+          return need;
+        };
+        while (running.size() > 1 && growth() > free_blocks) {
+          std::unique_ptr<Running> victim = std::move(running.back());
+          running.pop_back();
+          free_blocks += victim->blocks;
+          victim->blocks = 0;
+          victim->runner->preempt();
+          ++out_.batch.preempted;
+          queue_meter_.set(s4u::Engine::get_clock(), ++waiting_);
+          waiting.push_front(std::move(victim));
+        }
+        for (auto& r : running) {
+          const std::int64_t want = blocks_for(r->runner->context() + tokens);
+          free_blocks -= want - r->blocks;
+          r->blocks = want;
+        }
+        out_.batch.kv_blocks_peak = std::max(out_.batch.kv_blocks_peak, out_.plan.kv_blocks - free_blocks);
+      }
+      batch.clear();
+      for (const auto& r : running) batch.push_back(r->runner.get());
+      const bool trace = out_.decode_steps < options_.trace_steps;
+      StepResult step = stepper.run(batch, trace);
+      out_.batch.union_experts = stepper.union_experts();
+      out_.batch.request_experts = stepper.request_experts();
+      out_.batch.moe_layer_steps = stepper.moe_layer_steps();
+      const double t0 = s4u::Engine::get_clock();
+      if (staged())
+        run_split_step(step.stage_costs, tokens * static_cast<std::int64_t>(batch.size()), trace);
+      else
+        run_whole_step(step.costs.total());
+      out_.decode += step.costs;
+      account_gpu(step.costs);
+      if (!staged() && trace) record_trace(t0, step);
+      ++out_.decode_steps;
+      ++out_.batch.steps;
+      out_.batch.requests += static_cast<std::int64_t>(batch.size());
+      out_.batch.max = std::max(out_.batch.max, static_cast<int>(batch.size()));
+      // Finished requests leave the batch and free their blocks.
+      for (auto it = running.begin(); it != running.end();) {
+        Running& r = **it;
+        if (!r.runner->done()) {
+          ++it;
+          continue;
+        }
+        free_blocks += r.blocks;
+        complete(*r.job, r.rec, *r.runner, r.prefilled);
+        Job* job = r.job.release();
+        job->reply->put_init(job, 0)->detach();
+        ++out_.simgrid_activities;
+        it = running.erase(it);
+      }
+    }
+  }
+
+  // A request taken by the engine: its record and, from the prompt cache, the prefix it reuses.
+  RequestRecord start(const Job& job, RequestRunner& runner) {
     RequestRecord rec;
     rec.id = job.id;
     rec.client = job.client;
@@ -252,7 +382,6 @@ class Simulation {
     rec.gen_tokens = job.shape.gen_tokens;
     rec.arrival_s = job.arrival;
     rec.start_s = s4u::Engine::get_clock();
-    RequestRunner runner(s_, stages_, out_.popularity, job.id, rec.prompt_tokens, rec.gen_tokens, s_.engine.split);
     // A shared prefix whose prefill has finished is in the engine's prompt cache: "N reused +
     // M read" (at least the prompt's last token is always prefilled).
     const bool cached = job.shape.prefix_id >= 0 && prefixes_.count(job.shape.prefix_id) > 0;
@@ -262,9 +391,13 @@ class Simulation {
       out_.reused_tokens += rec.reused_tokens;
       out_.prefix_hits += rec.reused_tokens > 0 ? 1 : 0;
     }
-    const std::int64_t prefilled = runner.prefill_tokens();
-    out_.prefilled_tokens += prefilled;
+    return rec;
+  }
 
+  // Runs a request's prefill (its prompt's new tokens, or after a preemption its prompt and
+  // what it had generated) on the cards.
+  void run_prefill(const Job& job, RequestRunner& runner) {
+    const std::int64_t prefilled = runner.prefill_tokens();
     std::vector<StepCosts> pre_cards;
     if (expert_split()) runner.set_exchange(exchange_times(prefilled));
     StepCosts pre = runner.prefill(&pre_cards);
@@ -276,9 +409,17 @@ class Simulation {
       run_whole_step(pre.total());
     out_.prefill += pre;
     if (job.shape.prefix_id >= 0 && job.shape.prefix_tokens > 0) prefixes_.insert(job.shape.prefix_id);
+    account_gpu(pre);
+  }
+
+  void serve(const Job& job) {
+    RequestRunner runner(s_, stages_, out_.popularity, job.id, job.shape.prompt_tokens, job.shape.gen_tokens, s_.engine.split);
+    RequestRecord rec = start(job, runner);
+    const std::int64_t prefilled = runner.prefill_tokens();
+    out_.prefilled_tokens += prefilled;
+    run_prefill(job, runner);
     rec.first_token_s = s4u::Engine::get_clock();
     rec.prefill_s = rec.first_token_s - rec.start_s;
-    account_gpu(pre);
 
     const bool contended = !staged() && s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
@@ -301,6 +442,11 @@ class Simulation {
       if (!staged() && out_.decode_steps < options_.trace_steps) record_trace(t0, step);
       ++out_.decode_steps;
     }
+    complete(job, rec, runner, prefilled);
+  }
+
+  // A request's last token: its record, the summary's sample, its client's figures.
+  void complete(const Job& job, RequestRecord& rec, const RequestRunner& runner, std::int64_t prefilled) {
     rec.end_s = s4u::Engine::get_clock();
     const auto& c = runner.counters();
     rec.lookups = c.lookups;

@@ -119,6 +119,18 @@ struct RunResult {
     double interval_s = 0;              // of the series
     std::vector<double> series;         // time-weighted mean per interval, at most 100
   } queue;
+  struct Batching {                     // continuous batching (engine.slot_scheduling: batched)
+    std::int64_t steps = 0;             // decode steps, each for every running request
+    std::int64_t requests = 0;          // summed over those steps: the requests in each
+    int max = 0;                        // most requests in one step
+    std::int64_t preempted = 0;         // paged KV pool: running requests preempted for blocks (recomputed)
+    std::int64_t kv_blocks_peak = 0;    // paged KV pool: most blocks held at once
+    // MoE, summed over every layer of every step: distinct experts the batch looked up (the
+    // union), and each request's own distinct experts added up.
+    std::int64_t union_experts = 0;
+    std::int64_t request_experts = 0;
+    std::int64_t moe_layer_steps = 0;
+  } batch;
   StepCosts decode;                     // summed over all decode steps
   StepCosts prefill;
   double makespan_s = 0;

@@ -193,8 +193,6 @@ StepResult RequestRunner::step(bool keep_layers) {
   const int drafts = s_.engine.speculative ? s_.engine.draft_tokens : 0;
   const int tokens = 1 + drafts;  // verified positions
   const std::int64_t context = prompt_tokens_ + generated_;
-  const std::uint64_t step_index = static_cast<std::uint64_t>(counters_.steps);
-  CounterRng step_rng = rng_.with(step_index);
 
   if (expert_split_) {
     step_expert_split(tokens, context, out);
@@ -219,17 +217,117 @@ StepResult RequestRunner::step(bool keep_layers) {
     out.stage_costs.push_back(costs);
   }
   }
-  routed_tokens_ += static_cast<std::uint64_t>(tokens);
+  out.tokens_out = advance(tokens, drafts);
+  return out;
+}
 
+int RequestRunner::advance(int tokens, int drafts) {
+  CounterRng step_rng = rng_.with(static_cast<std::uint64_t>(counters_.steps));
+  routed_tokens_ += static_cast<std::uint64_t>(tokens);
   // Drafts accepted: leading successes, each with the conditional acceptance probability.
   int accepted = 0;
   while (accepted < drafts && step_rng.uniform(1000 + static_cast<std::uint64_t>(accepted)) < accept_probability_)
     ++accepted;
   counters_.drafted += drafts;
   counters_.accepted += accepted;
-  out.tokens_out = static_cast<int>(std::min<std::int64_t>(1 + accepted, gen_tokens_ - generated_));
-  generated_ += out.tokens_out;
+  const int out = static_cast<int>(std::min<std::int64_t>(1 + accepted, gen_tokens_ - generated_));
+  generated_ += out;
   ++counters_.steps;
+  return out;
+}
+
+// Routes one MoE layer for every request of the batch: each request's own look-ups and
+// distinct experts (its counters), the union's hits and misses (the layer's cost).
+void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stage& stage, int layer, int tokens,
+                            LayerExperts& e) {
+  const RequestRunner& lead = *batch.front();
+  ExpertCache* cache = stage.cache;
+  const int local = layer - std::max(stage.first_layer, lead.first_moe_);  // the stage's cache holds its MoE layers
+  const bool in_place = layer >= stage.cpu_moe_end;
+  const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;
+  if (seen_.size() < lead.seen_.size()) seen_.assign(lead.seen_.size(), 0);
+  ++stamp_;
+  missed_.clear();
+  for (RequestRunner* r : batch) {
+    ++r->stamp_;
+    int distinct = 0, hits = 0;
+    for (int t = 0; t < tokens; ++t) {
+      for (int expert : r->router_->route(layer - lead.first_moe_, r->routed_tokens_ + static_cast<std::uint64_t>(t))) {
+        const bool hit = cache ? cache->resident(local, expert) : in_place;
+        r->counters_.lookup_hits += hit ? 1 : 0;
+        auto& mine = r->seen_[static_cast<std::size_t>(expert)];
+        if (mine == r->stamp_) continue;  // this request already looked it up in this layer and step
+        mine = r->stamp_;
+        ++distinct;
+        hits += hit ? 1 : 0;
+        auto& ours = seen_[static_cast<std::size_t>(expert)];
+        if (ours == stamp_) continue;  // another request of the batch did
+        ours = stamp_;
+        if (hit) {
+          ++e.hits;
+          if (tracks_use) cache->touch(local, expert);
+        } else {
+          ++e.misses;
+          missed_.emplace_back(expert, r);
+        }
+      }
+    }
+    r->counters_.lookups += static_cast<std::int64_t>(tokens) * r->s_.model.moe->experts_per_token;
+    r->counters_.distinct_lookups += distinct;
+    r->counters_.distinct_hits += hits;
+    request_experts_ += distinct;
+  }
+  union_experts_ += e.hits + e.misses;
+  ++layer_steps_;
+  if (e.misses == 0) return;
+  const Scenario& s = lead.s_;
+  const bool copies = cache && cache->admits_misses() && s.engine.policy != CachePolicy::ProfileLru;
+  if (!copies) e.pcie_reads = stage.model->split_misses(e.misses);
+  // The host takes the first misses, the rest overflow to PCIe (StepModel::split_misses);
+  // each is counted for the request that touched it first.
+  for (std::size_t i = 0; i < missed_.size(); ++i) {
+    RequestCounters& c = missed_[i].second->counters_;
+    if (copies)
+      ++c.copies;
+    else if (static_cast<int>(i) >= e.misses - e.pcie_reads)
+      ++c.pcie_reads;
+    else
+      ++c.cpu_experts;
+  }
+  if (cache && cache->admits_misses())
+    for (const auto& [expert, r] : missed_) cache->insert(local, expert);
+}
+
+StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_layers) {
+  const RequestRunner& lead = *batch.front();
+  const Scenario& s = lead.s_;
+  const int drafts = s.engine.speculative ? s.engine.draft_tokens : 0;
+  const int tokens = 1 + drafts;  // verified positions per request
+  const int positions = tokens * static_cast<int>(batch.size());
+  // KV is read per request at its own context: the sum of the contexts.
+  std::int64_t context = 0;
+  for (const RequestRunner* r : batch) context += r->context();
+  StepResult out;
+  out.stage_costs.reserve(lead.stages_.size());
+  for (std::size_t i = 0; i < lead.stages_.size(); ++i) {
+    const Stage& stage = lead.stages_[i];
+    StepCosts costs = stage.model->step_fixed(positions);
+    const bool routes = lead.router_ && (!lead.side_by_side_ || i == 0);
+    for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
+      LayerExperts e;
+      if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, tokens, e);  // dense layers route nothing
+      StepCosts layer_costs = stage.model->layer(e, positions, context);
+      costs += layer_costs;
+      if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
+    }
+    costs.compute = std::max(costs.compute, stage.model->compute_floor(positions));
+    if (!lead.side_by_side_)
+      out.costs += costs;
+    else if (costs.total() > out.costs.total())
+      out.costs = costs;
+    out.stage_costs.push_back(costs);
+  }
+  for (RequestRunner* r : batch) out.tokens_out += r->advance(tokens, drafts);
   return out;
 }
 

@@ -76,18 +76,27 @@ class RequestRunner {
   // Prompt tokens taken from a cached shared prefix (0 <= tokens < prompt): prefill runs over
   // the rest only; decode still attends to the whole prompt.
   void set_reused(std::int64_t tokens) { reused_ = tokens; }
-  std::int64_t prefill_tokens() const { return prompt_tokens_ - reused_; }
+  std::int64_t prefill_tokens() const { return prompt_tokens_ - reused_ + recomputed_; }
+  std::int64_t context() const { return prompt_tokens_ + generated_; }  // tokens in its KV
   // Prefill of the prompt's new tokens; per card in `per_stage` when given.
   StepCosts prefill(std::vector<StepCosts>* per_stage = nullptr);
   bool done() const { return generated_ >= gen_tokens_; }
   // One decode step; `keep_layers` asks for the per-layer detail.
   StepResult step(bool keep_layers);
 
+  // Preempted by a paged KV pool (recompute): its next prefill runs over the prompt and the
+  // tokens generated so far.
+  void preempt() { recomputed_ = generated_; }
+
   const RequestCounters& counters() const { return counters_; }
   std::int64_t generated() const { return generated_; }
   double alpha() const { return router_ ? router_->alpha() : 0.0; }
 
  private:
+  friend class BatchStep;
+  // After a step's routing: the drafts accepted, the tokens added, the counters; returns the
+  // tokens this step adds to the output.
+  int advance(int tokens, int drafts);
   void route_layer(const Stage& stage, int layer, int tokens, LayerExperts& e);
   void step_expert_split(int tokens, std::int64_t context, StepResult& out);
 
@@ -104,6 +113,7 @@ class RequestRunner {
   std::int64_t prompt_tokens_;
   std::int64_t gen_tokens_;
   std::int64_t reused_ = 0;
+  std::int64_t recomputed_ = 0;  // generated tokens to prefill again after a preemption
   std::int64_t generated_ = 0;
   std::uint64_t routed_tokens_ = 0;  // routing counter: every verified position gets a fresh token id
   double accept_probability_ = 0;    // per draft position, given the previous ones were accepted
@@ -111,6 +121,33 @@ class RequestRunner {
   std::uint32_t stamp_ = 0;
   std::vector<int> missed_;
   RequestCounters counters_;
+};
+
+// Continuous batching (engine.slot_scheduling: batched): one decode step for every running
+// request together. Per card and layer: the non-expert weights are read once for the batch's
+// B x T positions, each request's KV at its own context, and (MoE) the experts looked up are
+// the union of every request's tokens' experts (each request keeps its own router); the
+// union's misses go to the host or over PCIe by the engine's usual rules, attributed to the
+// request whose token touched each first. The per-step work (LM head, host step work) is paid
+// once. A card's step is at least its FLOPs over its compute rate (StepModel::compute_floor).
+// With one request the step is that request's own RequestRunner::step.
+class BatchStep {
+ public:
+  StepResult run(const std::vector<RequestRunner*>& batch, bool keep_layers);
+  // Summed over every MoE layer of every step: distinct experts the batch looked up, and the
+  // sum of each request's own distinct experts (union <= sum).
+  std::int64_t union_experts() const { return union_experts_; }
+  std::int64_t request_experts() const { return request_experts_; }
+  std::int64_t moe_layer_steps() const { return layer_steps_; }
+
+ private:
+  void route_layer(const std::vector<RequestRunner*>& batch, const Stage& stage, int layer, int tokens, LayerExperts& e);
+  std::vector<std::uint32_t> seen_;  // per expert: the last (step, layer) stamp the batch looked it up
+  std::uint32_t stamp_ = 0;
+  std::vector<std::pair<int, RequestRunner*>> missed_;  // expert, the request that touched it first
+  std::int64_t union_experts_ = 0;
+  std::int64_t request_experts_ = 0;
+  std::int64_t layer_steps_ = 0;
 };
 
 // The per-position acceptance probability a with a + a^2 + ... + a^d = d x acceptance

@@ -238,6 +238,32 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   return p;
 }
 
+// Continuous batching (slot_scheduling: batched) and the paged KV pool (kv_pool), and what
+// they do not combine with.
+void decode_batching(MapReader& e, EngineSetup& s, int cards, int layers) {
+  if (s.scheduling == SlotScheduling::Batched && s.split == Split::Expert)
+    e.fail_at("slot_scheduling", "continuous batching over an expert split is not modelled (use serial or overlapped)");
+  auto pool = e.optional_map("kv_pool");
+  if (!pool) return;
+  KvPool p;
+  p.gpu_memory_utilization = pool->number("gpu_memory_utilization");
+  if (p.gpu_memory_utilization > 1) pool->fail_at("gpu_memory_utilization", "a share of the card's memory is at most 1");
+  p.block_size = static_cast<int>(pool->integer("block_size", 1, 1 << 16));
+  p.watermark = pool->optional_number("watermark", Lower::NonNegative).value_or(0.0);
+  if (p.watermark >= 1) pool->fail_at("watermark", "a share of the pool is below 1");
+  pool->finish();
+  // The pool's engine (vLLM) keeps every weight on one GPU and hands blocks out between batched steps.
+  const char* why = s.expert_cache          ? "an expert cache"
+                    : cards > 1             ? "several cards"
+                    : s.gpu_layers < layers ? "layers on the CPU (gpu_layers)"
+                    : s.cpu_moe_layers > 0  ? "experts on the CPU (cpu_moe_layers)"
+                                            : nullptr;
+  if (why) e.fail_at("kv_pool", std::string("a paged KV pool with ") + why + " is not modelled (every weight stays on one GPU)");
+  if (s.scheduling != SlotScheduling::Batched)
+    e.fail_at("kv_pool", "a paged KV pool's blocks are handed out between the steps of continuous batching: slot_scheduling must be batched");
+  s.kv_pool = p;
+}
+
 EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, const workloads::FormatTables& formats,
                           const workloads::ModelSpec& model, int cards) {
   // The engine section refines an engine preset (configs/engines/), expert-cache by default.
@@ -252,7 +278,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   EngineSetup s;
   s.preset = e.string("name");
   e.ignore("source");
-  s.context = e.integer("context", 1, std::int64_t{1} << 32);
+  // `model`: the model's own maximum (vLLM's --max-model-len default).
+  if (const Node& c = e.any("context"); c.is_scalar() && c.text() == "model")
+    s.context = model.max_context;
+  else
+    s.context = e.integer("context", 1, std::int64_t{1} << 32);
   if (s.context > model.max_context)
     e.fail_at("context", "exceeds " + model.name + "'s maximum of " + std::to_string(model.max_context) + " tokens");
   const std::string kv = e.string("kv_type");
@@ -260,8 +290,10 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   s.kv = *formats.kv(kv);
   s.parallel = static_cast<int>(e.optional_integer("parallel", 1, 1024).value_or(1));
   if (auto cap = e.optional_integer("max_queue", 0, 1 << 30)) s.max_queue = static_cast<int>(*cap);
-  s.scheduling = e.choice("slot_scheduling", {"serial", "overlapped"}) == "serial" ? SlotScheduling::Serial
-                                                                                    : SlotScheduling::Overlapped;
+  const std::string scheduling = e.choice("slot_scheduling", {"serial", "overlapped", "batched"});
+  s.scheduling = scheduling == "serial"       ? SlotScheduling::Serial
+                 : scheduling == "overlapped" ? SlotScheduling::Overlapped
+                                              : SlotScheduling::Batched;
   const std::string split = e.optional_string("split").value_or(cards > 1 ? "pipeline" : "single");
   if (split != "single" && split != "pipeline" && split != "tensor" && split != "expert")
     e.fail_at("split", "expected one of single, pipeline, tensor, expert, got \"" + split + "\"");
@@ -374,6 +406,7 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     }
     sp->finish();
   }
+  decode_batching(e, s, cards, model.layers);
   s.physics = decode_physics(e, model.moe.has_value(), s.expert_cache, !s.misses_on_cpu);
   s.numa_worker_groups = e.has("host_expert_numa") && e.choice("host_expert_numa", {"none", "per-socket"}) == "per-socket";
   if ((s.gpu_layers < model.layers || s.cpu_moe_layers > 0) && s.physics.cpu_bandwidth_efficiency <= 0)

@@ -99,6 +99,16 @@ struct EnginePhysics {
 enum class SlotScheduling {
   Serial,      // one decode loop: a slot's step runs alone, the next waits (round robin)
   Overlapped,  // slots' steps run at once, contending for the GPU, the host's workers and the link
+  Batched,     // continuous batching: one decode loop; each step runs one token of every running request
+};
+
+// A paged KV pool (vLLM's PagedAttention), engine.kv_pool: allocated at start from what
+// gpu_memory_utilization x the card's total leaves after the weights and the runtime, and
+// handed to the requests in blocks of `block_size` tokens as their contexts grow.
+struct KvPool {
+  double gpu_memory_utilization = 0.9;
+  int block_size = 16;
+  double watermark = 0;  // share of the blocks a new request must leave free to be admitted
 };
 
 struct EngineSetup {
@@ -117,6 +127,7 @@ struct EngineSetup {
   Split split = Split::Single;
   std::vector<int> layer_split;  // layers per card (pipeline); empty: proportional to free memory
   std::optional<int> max_queue;  // admission control: requests waiting beyond this are rejected
+  std::optional<KvPool> kv_pool;  // paged KV (engine.kv_pool): no per-slot KV reservation
   workloads::WeightFormat expert_format;
   workloads::WeightFormat other_format;
   CachePolicy policy = CachePolicy::Profile;

@@ -154,6 +154,14 @@ StepCosts StepModel::step_fixed(int tokens) const {
   return c;
 }
 
+double StepModel::compute_floor(int tokens) const {
+  const auto& m = s_.model;
+  const double share = shard_ * layers_ / static_cast<double>(m.layers);
+  const double flops = 2.0 * m.params_active * tokens * share;
+  const double rate = card_.gpu.spec.dense_fp16_flops * (host_ ? 1.0 : s_.engine.physics.gpu_compute_efficiency);
+  return flops / rate;
+}
+
 double StepModel::ubatches(std::int64_t tokens) const {
   const int ub = s_.engine.physics.prefill_ubatch;
   return ub > 0 ? std::ceil(static_cast<double>(tokens) / ub) : 1.0;

@@ -81,6 +81,10 @@ class StepModel {
 
   // The per-step part: LM head, draft passes, host step work (on the card that holds the head).
   StepCosts step_fixed(int tokens) const;
+  // The least time a decode step of `tokens` positions can take on this card's layers: its
+  // FLOPs (2 x active parameters per position, this card's share) at the dense fp16 rate x
+  // gpu_compute_efficiency (the host's own rate for CPU layers). Continuous batching's floor.
+  double compute_floor(int tokens) const;
   // One token's hidden state (fp16), the bytes a pipeline hands to the next card per token and
   // a tensor split all-reduces twice per layer.
   double activation_bytes() const { return activation_bytes_; }

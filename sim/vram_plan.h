@@ -47,12 +47,23 @@ struct VramPlan {
   double shard = 1;               // share of each of its layers' weights and KV heads (tensor: 1 / cards)
   double layer_bytes = 0;         // non-expert weights of one layer on this card
   double head_bytes = 0;          // LM head on this card (the last card of a pipeline)
+  // A paged KV pool (engine.kv_pool): kv_cache is the pool, in blocks of block_bytes.
+  std::int64_t kv_blocks = 0;
+  double kv_block_bytes = 0;
+  double kv_budget = 0;           // gpu_memory_utilization x card_total
   double coverage() const {
     return total_experts ? static_cast<double>(slots) / static_cast<double>(total_experts) : 1.0;
   }
   int layers() const { return end_layer - first_layer; }
 };
 
+// A paged KV pool (engine.kv_pool, vLLM): every weight on the one card, and
+//   budget = gpu_memory_utilization x driver-reported total
+//   pool   = budget - weights - runtime, in blocks of block_size x KV bytes per token
+// refused when other tenants leave less than the budget free, when the weights and the runtime
+// do not fit the budget, or when the pool cannot hold one sequence of engine.context tokens
+// (each refusal as vLLM refuses to start).
+//
 // One plan per card, in card order. Throws std::invalid_argument with a user-facing reason
 // when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or
 // a dense model does not fit its cards.

@@ -1,0 +1,224 @@
+// Continuous batching (engine.slot_scheduling: batched) and the vllm preset's paged KV pool:
+// the batched step against the serial one, its laws, and the pool's closed form.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "scenario_runs.h"
+#include "sim/expert_cache.h"
+#include "sim/request_runner.h"
+#include "sim/routing_trace.h"
+#include "sim/step_model.h"
+#include "tests/sim_fixture.h"
+
+using namespace vramsim;
+using namespace vramsim::sim;
+using vramsim::test::json_number;
+using vramsim::test::run_json;
+using vramsim::test::run_vramsim;
+
+namespace {
+
+const std::string kConfigs = VRAMSIM_TEST_CONFIGS_DIR;
+const std::string kShared = kConfigs + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
+const std::string kVllm = kConfigs + "/scenarios/llama8b-h100-vllm.yaml";
+// A dense model on one card with llama.cpp's physics; 8 slots' KV fit the card at Q4_K_M.
+const std::string kDense = "--model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=32";
+
+// The case study's shared card (expert cache, host and PCIe miss paths, MTP), one card.
+struct CaseStudyCard {
+  Scenario s = test::case_study("shared");
+  VramPlan plan = plan_vram(s);
+  StepModel model{s, plan};
+  LayerPopularity popularity = scenario_popularity(s);
+  std::unique_ptr<ExpertCache> cache = std::make_unique<ExpertCache>(s.engine.policy, plan.slots, 0.0, popularity);
+  std::vector<Stage> stages{Stage{0, s.model.layers, &model, cache.get(), 0, 0}};
+  RequestRunner runner(std::uint64_t id) { return RequestRunner(s, stages, popularity, id, 26, 192); }
+};
+
+// The JSON without the lines that differ by design: the batching section and the wall clock.
+std::string without_batch(const std::string& json) {
+  std::string out;
+  std::size_t at = 0;
+  bool skipping = false;
+  while (at < json.size()) {
+    const std::size_t end = json.find('\n', at);
+    const std::string line = json.substr(at, end == std::string::npos ? std::string::npos : end - at + 1);
+    at = end == std::string::npos ? json.size() : end + 1;
+    if (line.find("\"batch\": {") != std::string::npos) skipping = true;
+    const bool skip = skipping || line.find("\"wall_s\"") != std::string::npos;
+    if (skipping && line.rfind("  },", 0) == 0) skipping = false;
+    if (!skip) out += line;
+  }
+  return out;
+}
+
+double per_request_decode(const std::string& json) { return json_number(json, "p50", "decode_tok_s"); }
+double throughput(const std::string& json) { return json_number(json, "throughput_tok_s"); }
+
+}  // namespace
+
+TEST_CASE("batching: with one request the batched step is the serial step, step by step", "[batching]") {
+  CaseStudyCard serial, batched;
+  RequestRunner a = serial.runner(7), b = batched.runner(7);
+  BatchStep stepper;
+  int steps = 0;
+  while (!a.done()) {
+    const StepResult x = a.step(false);
+    const StepResult y = stepper.run({&b}, false);
+    REQUIRE(x.costs.total() == y.costs.total());  // exact: the same arithmetic
+    CHECK(x.costs.pcie_bytes == y.costs.pcie_bytes);
+    CHECK(x.tokens_out == y.tokens_out);
+    ++steps;
+  }
+  CHECK(b.done());
+  CHECK(steps > 20);
+  CHECK(a.counters().lookups == b.counters().lookups);
+  CHECK(a.counters().lookup_hits == b.counters().lookup_hits);
+  CHECK(a.counters().distinct_lookups == b.counters().distinct_lookups);
+  CHECK(a.counters().pcie_reads == b.counters().pcie_reads);
+  CHECK(a.counters().cpu_experts == b.counters().cpu_experts);
+  CHECK(a.counters().accepted == b.counters().accepted);
+  CHECK(stepper.union_experts() == stepper.request_experts());
+}
+
+TEST_CASE("batching: one client gives the serial run's figures to the last digit", "[batching]") {
+  for (const std::string& scenario : {kShared, kConfigs + "/scenarios/llama70b-2x4090-pipeline.yaml",
+                                      kConfigs + "/scenarios/gpt-oss-20b-4080-cpu-moe.yaml"}) {
+    INFO(scenario);
+    const std::string serial = run_json(scenario, "--set workload.requests=4");
+    const std::string batched = run_json(scenario, "--set workload.requests=4 --set engine.slot_scheduling=batched");
+    CHECK(without_batch(batched) == without_batch(serial));
+    CHECK(json_number(batched, "mean", "batch") == 1);
+  }
+}
+
+TEST_CASE("batching: a batched MoE step looks up the union of its requests' experts", "[batching]") {
+  CaseStudyCard card;
+  std::vector<RequestRunner> runners;
+  for (std::uint64_t id = 0; id < 4; ++id) runners.push_back(card.runner(id));
+  std::vector<RequestRunner*> batch;
+  for (auto& r : runners) batch.push_back(&r);
+  BatchStep stepper;
+  for (int step = 0; step < 10; ++step) stepper.run(batch, false);
+  CHECK(stepper.moe_layer_steps() == 10 * card.s.model.layers);
+  CHECK(stepper.union_experts() < stepper.request_experts());
+  // Each request's own distinct look-ups add up to the sum.
+  std::int64_t sum = 0;
+  for (const auto& r : runners) sum += r.counters().distinct_lookups;
+  CHECK(sum == stepper.request_experts());
+  // The union is at least the largest request's share and at most the layer's experts.
+  CHECK(stepper.union_experts() >= stepper.request_experts() / 4);
+  CHECK(stepper.union_experts() <= stepper.moe_layer_steps() * card.s.model.moe->experts);
+  // Through the engine: 4 slots, 4 clients.
+  const std::string json = run_json(kShared, "--set workload.requests=12 --set workload.clients=4 --set engine.parallel=4 "
+                                             "--set engine.slot_scheduling=batched");
+  CHECK(json_number(json, "max", "batch") == 4);
+  CHECK(json_number(json, "union", "experts_per_layer") < json_number(json, "requests_sum", "experts_per_layer"));
+}
+
+TEST_CASE("batching: on a dense model, 8 clients batched give over 3x the serial throughput", "[batching]") {
+  auto run = [](const std::string& args) {
+    auto r = run_vramsim("run " + kDense + " --json " + args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return r.out;
+  };
+  const std::string one = run("--set workload.clients=1 --set engine.slot_scheduling=batched");
+  const std::string serial = run("--set workload.clients=8 --set engine.parallel=8");
+  const std::string batched = run("--set workload.clients=8 --set engine.parallel=8 --set engine.slot_scheduling=batched");
+  CHECK(throughput(batched) > 3 * throughput(serial));
+  // Each request decodes slower than alone: the step reads 8 contexts' KV and stalls for the others' prefills.
+  CHECK(per_request_decode(batched) < per_request_decode(one));
+  CHECK(json_number(batched, "max", "batch") == 8);
+  // Determinism: the same scenario, the same figures.
+  CHECK(without_batch(run("--set workload.clients=8 --set engine.parallel=8 --set engine.slot_scheduling=batched")) ==
+        without_batch(batched));
+}
+
+TEST_CASE("batching: a large batch is held to the compute floor", "[batching]") {
+  // The step cannot be faster than 2 x active parameters x positions over the card's dense
+  // rate x gpu_compute_efficiency, however few bytes it reads.
+  Scenario s = test::case_study("shared");
+  const VramPlan plan = plan_vram(s);
+  const StepModel model(s, plan);
+  const double rate = s.gpu.spec.dense_fp16_flops * s.engine.physics.gpu_compute_efficiency;
+  CHECK(model.compute_floor(256) == Approx(2.0 * s.model.params_active * 256 / rate));
+  CHECK(model.compute_floor(1) * 256 == Approx(model.compute_floor(256)));
+  // Through the engine: 256 requests of 16 + 16 tokens on an H100 read 6.3 ms of weights and KV
+  // per step, but their FLOPs take 6.9 ms at 0.6 x 989 TFLOPS; the step adds 0.3 ms of host work.
+  const std::string json = run_json(kVllm, "--set workload.clients=256 --set workload.requests=256 "
+                                           "--set workload.prompt_tokens=16 --set workload.gen_tokens=16");
+  CHECK(json_number(json, "mean", "batch") == 256);
+  CHECK(json_number(json, "decode_step_ms") == Approx((2.0 * 8.03e9 * 256 / (989e12 * 0.6) + 0.3e-3) * 1e3));
+}
+
+TEST_CASE("vllm: the KV pool's size in closed form", "[batching][vllm]") {
+  const std::string json = run_json(kVllm, "--set workload.requests=32");
+  // 0.9 x the H100's 81,559 MiB, less Llama 3.1 8B's BF16 weights (8.03e9 x 2 bytes) and the
+  // runtime (3.05 GiB), in blocks of 16 tokens x 131,072 bytes (32 layers x 8 KV heads x 128 x 2 x 2).
+  const double pool = 0.9 * 81559.0 * 1024 * 1024 - 8.03e9 * 2 - 3.05 * 1024 * 1024 * 1024;
+  const double block = 16.0 * 32 * 8 * 128 * 2 * 2;
+  CHECK(json_number(json, "blocks", "kv_pool") == std::floor(pool / block));
+  CHECK(json_number(json, "tokens", "kv_pool") == 16 * std::floor(pool / block));
+  // vLLM's own log for the same model on an 80 GB card: 53.29 GiB for the KV cache (PR 10511).
+  CHECK(json_number(json, "gib", "kv_pool") == Approx(53.29).epsilon(0.01));
+}
+
+TEST_CASE("vllm: weights that do not fit gpu_memory_utilization x VRAM are refused with the numbers", "[batching][vllm]") {
+  auto big = run_vramsim("run --model llama-3.3-70b --gpu h100-sxm --engine vllm");
+  CHECK(big.status == 2);
+  CHECK_THAT(big.err, Catch::Contains("llama-3.3-70b does not fit this card: its weights (131.50 GiB)"));
+  CHECK_THAT(big.err, Catch::Contains("exceed gpu_memory_utilization 0.90 x 79.65 GiB = 71.68 GiB"));
+  auto window = run_vramsim("run " + kVllm + " --set hardware.gpu.preset=rtx-4090 --set engine.context=131072");
+  CHECK(window.status == 2);
+  CHECK_THAT(window.err, Catch::Contains("cannot hold one sequence of engine.context = 131072 tokens"));
+  auto tenants = run_vramsim("run " + kVllm + " --set hardware.gpu.vram_used_by_others=20GiB");
+  CHECK(tenants.status == 2);
+  CHECK_THAT(tenants.err, Catch::Contains("other tenants leave"));
+  auto serial = run_vramsim("run " + kVllm + " --set engine.slot_scheduling=serial");
+  CHECK(serial.status == 2);
+  CHECK_THAT(serial.err, Catch::Contains("slot_scheduling must be batched"));
+}
+
+TEST_CASE("vllm: concurrency is capped by the KV pool's free blocks", "[batching][vllm]") {
+  // A 24 GB card: ~1,834 blocks. 6,000-token prompts take 375 blocks each: at most 4 run at
+  // once (a fifth would leave less than the 1% watermark), whatever max_num_seqs allows.
+  const std::string json = run_json(kVllm, "--set hardware.gpu.preset=rtx-4090 --set workload.requests=24 "
+                                           "--set workload.prompt_tokens=6000 --set workload.gen_tokens=64");
+  const double blocks = json_number(json, "blocks", "kv_pool");
+  const double per_prompt = std::ceil(6000 / 16.0);
+  CHECK(json_number(json, "max", "batch") == std::floor((blocks - std::floor(0.01 * blocks)) / per_prompt));
+  CHECK(json_number(json, "max", "batch") < 32);
+  CHECK(json_number(json, "peak_blocks", "kv_pool") <= blocks);
+  CHECK(json_number(json, "completed", "requests") == 24);
+  // The others wait in the queue for blocks (on the H100's pool the same requests hardly wait).
+  CHECK(json_number(json, "mean", "queue_length") > 8);
+  const std::string roomy = run_json(kVllm, "--set workload.requests=24 --set workload.prompt_tokens=6000 --set workload.gen_tokens=64");
+  CHECK(json_number(roomy, "max", "batch") == 24);
+  // Long generations outgrow the pool: the latest admitted request is preempted and recomputed.
+  const std::string grow = run_json(kVllm, "--set hardware.gpu.preset=rtx-4090 --set workload.requests=12 "
+                                           "--set workload.prompt_tokens=6000 --set workload.gen_tokens=1500");
+  CHECK(json_number(grow, "preempted", "batch") > 0);
+  CHECK(json_number(grow, "completed", "requests") == 12);
+  CHECK(json_number(grow, "peak_blocks", "kv_pool") <= json_number(grow, "blocks", "kv_pool"));
+}
+
+TEST_CASE("vllm: continuous batching raises aggregate throughput", "[batching][vllm]") {
+  const std::string one = run_json(kVllm, "--set workload.requests=8 --set workload.clients=1");
+  const std::string many = run_json(kVllm, "--set workload.requests=128");
+  CHECK(throughput(many) > 10 * throughput(one));
+  CHECK(json_number(many, "mean", "batch") > 16);
+  CHECK(per_request_decode(many) < per_request_decode(one));
+}
+
+TEST_CASE("vllm: run --model --gpu --engine vllm prints its pool and flags", "[batching][vllm][quick]") {
+  auto r = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --engine vllm");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("every layer on the GPU, a KV pool of "));
+  CHECK_THAT(r.out, Catch::Contains("vllm serve flags: --max-model-len 4096 --gpu-memory-utilization 0.9 --max-num-seqs 256"));
+  CHECK_THAT(r.out, Catch::Contains("batching        mean"));
+}
