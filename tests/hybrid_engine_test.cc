@@ -33,6 +33,14 @@ std::string hybrid(const std::string& args) {
 }
 
 // Every "flags" value of plan's JSON, in order.
+// `vramsim plan ARGS --json --top 50 -j 2`, which must succeed: its output.
+std::string plan_json(const std::string& args) {
+  auto r = run_vramsim("plan " + args + " --json --top 50 -j 2");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  return r.out;
+}
+
 std::vector<std::string> all_flags(const std::string& json) {
   std::vector<std::string> out;
   const std::regex flags("\"flags\": \"([^\"]*)\"");
@@ -142,34 +150,28 @@ TEST_CASE("run --engine hybrid-cpu-experts: from catalogue names", "[engines][hy
 }
 
 TEST_CASE("plan: the q8_0 KV cache frees memory for more GPU layers on a tight card", "[engines][plan]") {
-  auto r = run_vramsim("plan --model llama-3.1-8b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q8_0 "
-                       "--context 65536 --json --top 50 -j 2");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
+  const std::string out = plan_json("--model llama-3.1-8b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q8_0 --context 65536");
   int f16 = -1, q8 = -1;
-  for (const auto& flags : all_flags(r.out)) {
+  for (const auto& flags : all_flags(out)) {
     std::smatch m;
     REQUIRE(std::regex_search(flags, m, std::regex("^-ngl ([0-9]+) -c 65536")));
     (flags.find("-ctk q8_0 -ctv q8_0") != std::string::npos ? q8 : f16) = std::stoi(m[1]);
   }
-  INFO(r.out);
+  INFO(out);
   REQUIRE(f16 >= 0);
   REQUIRE(q8 >= 0);
   CHECK(q8 > f16);
-  CHECK_THAT(r.out, Catch::Contains("\"kv_type\": \"q8_0\""));
+  CHECK_THAT(out, Catch::Contains("\"kv_type\": \"q8_0\""));
 }
 
 TEST_CASE("plan --engine hybrid-cpu-experts: searches the hot set's size, and the largest wins decode", "[engines][plan][hybrid]") {
-  auto r = run_vramsim("plan --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
-                       "--quant Q2_0 --json --top 20 -j 2");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  const auto flags = all_flags(r.out);
+  const std::string out = plan_json("--model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts --quant Q2_0");
+  const auto flags = all_flags(out);
   REQUIRE(flags.size() >= 5);
   for (const auto& f : flags) CHECK_THAT(f, Catch::StartsWith("--engine hybrid-cpu-experts --set engine.expert_cache.size="));
   // The best hot set is the largest that fits: the size of the best is at least every other's
   // with the same KV type.
-  const double best = json_number(r.out, "hot_set_slots", "best");
+  const double best = json_number(out, "hot_set_slots", "best");
   CHECK(best > 0);
   std::smatch m;
   for (const auto& f : flags)
