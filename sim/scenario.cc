@@ -479,17 +479,21 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   // Physically impossible combinations.
   if (!s.model.moe) return s;
   const double expert_bytes = s.model.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
-  const double all_experts = expert_bytes * s.model.moe->experts * s.model.moe->layers;
-  if (all_experts > s.host.memory_bytes)
+  // The experts the engine keeps in host RAM: all of them (behind an expert cache, on the CPU,
+  // or as llama.cpp's source for any placement), none for an engine that keeps every weight
+  // on the GPU (vLLM's paged-KV engine).
+  const int ram_layers = s.engine.kv_pool ? 0 : s.model.moe->layers;
+  const double ram_experts = expert_bytes * s.model.moe->experts * ram_layers;
+  if (ram_experts > s.host.memory_bytes)
     config::fail(r.any("hardware"), "hardware.host",
-                 "the experts (" + units::format_gib(all_experts) + ") do not fit in " + s.host.name + "'s RAM (" +
+                 "the experts kept in RAM (" + units::format_gib(ram_experts) + ") do not fit in " + s.host.name + "'s RAM (" +
                      units::format_gib(s.host.memory_bytes) + ")");
   // A placement on one node, or a copy on each, needs one node's share of the RAM to hold them.
   const int nodes = s.host.numa_nodes;
   const double node_ram = s.host.memory_bytes / nodes;
-  if (nodes > 1 && s.expert_memory.given && !s.expert_memory.interleaved && all_experts > node_ram)
+  if (nodes > 1 && s.expert_memory.given && !s.expert_memory.interleaved && ram_experts > node_ram)
     config::fail(r.any("hardware"), "hardware.host.expert_memory",
-                 "the experts (" + units::format_gib(all_experts) + ") do not fit in one NUMA node of " + s.host.name + " (" +
+                 "the experts (" + units::format_gib(ram_experts) + ") do not fit in one NUMA node of " + s.host.name + " (" +
                      units::format_gib(node_ram) + (s.expert_memory.replicated ? "; a copy on each node" : "") +
                      "); use expert_memory: interleave");
   return s;

@@ -222,3 +222,13 @@ TEST_CASE("vllm: run --model --gpu --engine vllm prints its pool and flags", "[b
   CHECK_THAT(r.out, Catch::Contains("vllm serve flags: --max-model-len 4096 --gpu-memory-utilization 0.9 --max-num-seqs 256"));
   CHECK_THAT(r.out, Catch::Contains("batching        mean"));
 }
+
+TEST_CASE("vllm: the experts need no room in host RAM, an engine that keeps them there does", "[engines][vllm][errors]") {
+  const std::string args = "run --model qwen3-30b-a3b --gpu h200 --set hardware.host.memory.capacity=16GiB";
+  auto vllm = run_vramsim(args + " --engine vllm");
+  INFO(vllm.err);
+  CHECK(vllm.status == 0);
+  auto llama = run_vramsim(args);
+  CHECK(llama.status == 2);
+  CHECK_THAT(llama.err, Catch::Contains("the experts kept in RAM"));
+}
