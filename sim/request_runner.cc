@@ -74,7 +74,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
         const auto& pi = popularity_[static_cast<std::size_t>(layer - first_moe_)].inclusion();
         for (std::size_t e = 0; e < pi.size(); ++e) {
           const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
-          const bool here = stage.cache ? stage.cache->resident(layer - std::max(stage.first_layer, first_moe_), static_cast<int>(e))
+          const bool here = stage.cache ? stage.cache->resident(cache_layer(stage, layer), static_cast<int>(e))
                                       : layer >= stage.cpu_moe_end;
         (here ? resident : missing) += touched;
         }
@@ -92,7 +92,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
 // Routes one MoE layer's verified positions and looks their experts up in the stage's cache.
 void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, LayerExperts& e) {
   ExpertCache* cache = stage.cache;
-  const int local = layer - std::max(stage.first_layer, first_moe_);  // the stage's cache holds its MoE layers
+  const int local = cache_layer(stage, layer);
   const bool in_place = layer >= stage.cpu_moe_end;  // without a cache: experts with their layer
   const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;  // pinned profiles keep no recency
   ++stamp_;
@@ -117,7 +117,7 @@ void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, Layer
   counters_.distinct_lookups += e.hits + e.misses;
   counters_.distinct_hits += e.hits;
   if (e.misses > 0) {
-    if (cache && cache->admits_misses() && s_.engine.policy != CachePolicy::ProfileLru) {
+    if (copies_misses(stage)) {
       counters_.copies += e.misses;
     } else {
       e.pcie_reads = stage.model->split_misses(e.misses);
@@ -242,7 +242,7 @@ void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stag
                             LayerExperts& e) {
   const RequestRunner& lead = *batch.front();
   ExpertCache* cache = stage.cache;
-  const int local = layer - std::max(stage.first_layer, lead.first_moe_);  // the stage's cache holds its MoE layers
+  const int local = lead.cache_layer(stage, layer);
   const bool in_place = layer >= stage.cpu_moe_end;
   const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;
   if (seen_.size() < lead.seen_.size()) seen_.assign(lead.seen_.size(), 0);
@@ -280,8 +280,7 @@ void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stag
   union_experts_ += e.hits + e.misses;
   ++layer_steps_;
   if (e.misses == 0) return;
-  const Scenario& s = lead.s_;
-  const bool copies = cache && cache->admits_misses() && s.engine.policy != CachePolicy::ProfileLru;
+  const bool copies = lead.copies_misses(stage);
   if (!copies) e.pcie_reads = stage.model->split_misses(e.misses);
   // The host takes the first misses, the rest overflow to PCIe (StepModel::split_misses);
   // each is counted for the request that touched it first.

@@ -3,6 +3,7 @@
 // the next phase and turns each into SimGrid activities.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -98,6 +99,12 @@ class RequestRunner {
   // tokens this step adds to the output.
   int advance(int tokens, int drafts);
   void route_layer(const Stage& stage, int layer, int tokens, LayerExperts& e);
+  // The stage's cache index of model layer `layer`: the cache holds the stage's MoE layers only.
+  int cache_layer(const Stage& stage, int layer) const { return layer - std::max(stage.first_layer, first_moe_); }
+  // Whether the stage's misses are copied into its cache (lru, lfu) rather than served in place.
+  bool copies_misses(const Stage& stage) const {
+    return stage.cache && stage.cache->admits_misses() && s_.engine.policy != CachePolicy::ProfileLru;
+  }
   void step_expert_split(int tokens, std::int64_t context, StepResult& out);
 
   const Scenario& s_;
