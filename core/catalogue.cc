@@ -1,6 +1,7 @@
 #include "core/catalogue.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <system_error>
 
@@ -19,6 +20,14 @@ bool looks_like_path(std::string_view text) {
   return text.find('/') != std::string_view::npos || text.ends_with(".yaml") || text.ends_with(".yml");
 }
 
+// A catalogue entry's name: a file name under configs/<kind>/, so a bounded, plain alphabet.
+bool is_catalogue_name(std::string_view name) {
+  if (name.empty() || name.size() > 100 || name.front() == '.') return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' && c != '-') return false;
+  return true;
+}
+
 fs::path executable_dir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -26,6 +35,20 @@ fs::path executable_dir() {
 }
 
 }  // namespace
+
+bool path_exists(const fs::path& path) noexcept {
+  std::error_code ec;
+  return fs::exists(path, ec) && !ec;
+}
+
+fs::path file_beside(const Node& value) {
+  fs::path file(value.text());
+  if (file.is_relative() && !value.origin().source.empty()) {
+    const fs::path beside = fs::path(value.origin().source).parent_path() / file;
+    if (path_exists(beside)) file = beside;
+  }
+  return file;
+}
 
 Result<Catalogue> Catalogue::locate(const std::string& explicit_dir) {
   std::vector<fs::path> candidates;
@@ -64,19 +87,19 @@ Node Catalogue::load_named(std::string_view kind, std::string_view what, const N
                            const std::string& key_path) const {
   const std::string& name = name_node.text();
   if (looks_like_path(name)) {
-    // A relative path is read next to the file that names it, else from the working directory.
-    fs::path file(name);
-    if (file.is_relative()) {
-      const fs::path beside = fs::path(name_node.origin().source).parent_path() / file;
-      if (!name_node.origin().source.empty() && fs::exists(beside)) file = beside;
-    }
-    if (!fs::exists(file)) fail(name_node, key_path, "no such file \"" + name + "\"");
+    const fs::path file = file_beside(name_node);
+    if (!path_exists(file)) fail(name_node, key_path, "no such file \"" + name + "\"");
     auto loaded = load_yaml_file(file.string());
     if (!loaded) throw ConfigError(loaded.error());
     return std::move(loaded).value();
   }
+  if (!is_catalogue_name(name))
+    fail(name_node, key_path,
+         "\"" + name + "\" is not a " + std::string(what) +
+             " name (a catalogue name is up to 100 of the characters a-z A-Z 0-9 . _ + -) nor a path to a "
+             "YAML file");
   fs::path file = root_ / kind / (name + ".yaml");
-  if (!fs::exists(file)) {
+  if (!path_exists(file)) {
     auto all = names(kind);
     auto near = nearest_names(name, all);
     std::string message = "unknown " + std::string(what) + " \"" + name + "\"";

@@ -16,6 +16,14 @@
 
 namespace vramsim::config {
 
+// Whether `path` names an existing file or directory. Never throws: a path the system cannot
+// even look up (too long, a bad component) does not exist.
+bool path_exists(const std::filesystem::path& path) noexcept;
+
+// The file a scalar config value names: a relative path is taken next to the YAML file that
+// holds the value when such a file exists there, else from the working directory.
+std::filesystem::path file_beside(const Node& value);
+
 class Catalogue {
  public:
   explicit Catalogue(std::filesystem::path root) : root_(std::move(root)) {}

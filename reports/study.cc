@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/catalogue.h"
 #include "core/config_reader.h"
 
 namespace vramsim::reports {
@@ -225,7 +226,7 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
   s.title = r.optional_string("title").value_or(s.name);
   s.description = r.optional_string("description").value_or("");
   s.scenario = resolve_scenario(r.string("scenario"), source, catalogue_root);
-  if (!fs::exists(s.scenario)) r.fail_at("scenario", "no scenario file " + s.scenario);
+  if (!config::path_exists(s.scenario)) r.fail_at("scenario", "no scenario file " + s.scenario);
   s.seed = r.optional_integer("seed", 0, std::int64_t{1} << 53);
   std::set<std::string> keys;
   if (auto set = r.optional_map("set")) {
@@ -248,7 +249,7 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
         for (const auto& v : axis.values) {
           if (!v) fail(axes.items()[i], path, "a scenario axis needs a scenario at every step");
           axis.paths.push_back(resolve_scenario(*v, source, catalogue_root));
-          if (!fs::exists(axis.paths.back())) fail(axes.items()[i], path, "no scenario file " + axis.paths.back());
+          if (!config::path_exists(axis.paths.back())) fail(axes.items()[i], path, "no scenario file " + axis.paths.back());
         }
     }
   }

@@ -90,6 +90,24 @@ TEST_CASE("an unknown catalogue name lists the nearest ones", "[catalogue]") {
   }
 }
 
+// Found by the config fuzzer: a 300-byte name made std::filesystem throw (file name too long)
+// out of the loader, which ended the process.
+TEST_CASE("a name no file can have is refused as a name, not thrown from the file system", "[catalogue]") {
+  for (const std::string& name : {std::string(300, 'x'), std::string("rtx\x01\xff"), std::string("..")}) {
+    config::Node ref = config::Node::scalar(name, config::Origin{"s.yaml", 3, 9});
+    try {
+      test::catalogue().resolve("gpus", "GPU", ref, "hardware.gpu");
+      FAIL("no error for a name of " << name.size() << " bytes");
+    } catch (const config::ConfigError& e) {
+      CHECK_THAT(e.what(), Catch::StartsWith("s.yaml:3:9: error: hardware.gpu: \"") &&
+                               Catch::Contains("is not a GPU name"));
+    }
+  }
+  // A path too long to look up is a missing file.
+  config::Node path = config::Node::scalar(std::string(5000, 'p') + ".yaml", config::Origin{"s.yaml", 3, 9});
+  CHECK_THROWS_WITH(test::catalogue().resolve("gpus", "GPU", path, "hardware.gpu"), Catch::Contains("no such file"));
+}
+
 TEST_CASE("a preset with overrides merges, and the override is checked", "[catalogue]") {
   auto node = config::parse_yaml("gpu: {preset: rtx-5090, memory: {capacity: 48GiB}}\n", "s.yaml");
   REQUIRE(node.ok());

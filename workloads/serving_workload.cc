@@ -7,6 +7,8 @@
 #include <fstream>
 #include <limits>
 
+#include "core/catalogue.h"
+
 namespace vramsim::workloads {
 
 using config::ConfigError;
@@ -15,8 +17,6 @@ using config::MapReader;
 using config::Node;
 using config::Origin;
 using units::Dimension;
-
-namespace fs = std::filesystem;
 
 std::int64_t LengthDist::sample(double u1, double u2) const {
   switch (kind) {
@@ -149,16 +149,6 @@ class CsvTable {
   int row_ = 0;
 };
 
-// A file named in the scenario: next to the file that names it, else from the working directory.
-std::string file_beside(const Node& at) {
-  fs::path file(at.text());
-  if (file.is_relative() && !at.origin().source.empty()) {
-    const fs::path beside = fs::path(at.origin().source).parent_path() / file;
-    if (fs::exists(beside)) file = beside;
-  }
-  return file.lexically_normal().string();
-}
-
 // `key`: a whole number, or {dist: uniform|lognormal|empirical, ...}.
 LengthDist decode_length(MapReader& w, std::string_view key, std::int64_t context) {
   const Node& node = w.any(key);
@@ -182,7 +172,7 @@ LengthDist decode_length(MapReader& w, std::string_view key, std::int64_t contex
       d.fail_at("median", "the median (" + d.node().find("median")->text() + ") is greater than max (" + std::to_string(out.max) + ")");
   } else {
     d.string("file");
-    out = read_empirical_lengths(file_beside(*d.node().find("file")), d.key_path("file"), context);
+    out = read_empirical_lengths(config::file_beside(*d.node().find("file")).lexically_normal().string(), d.key_path("file"), context);
   }
   if (out.kind != LengthDist::Kind::Empirical && out.max > context)
     d.fail_at("max", "lengths up to " + std::to_string(out.max) + " tokens lie outside the context window" + where);
@@ -275,7 +265,7 @@ WorkloadSetup decode_workload(MapReader w, std::int64_t context) {
       if (w.has(key)) w.fail_at(key, "a trace gives every request's lengths: unset it (`--set workload." + std::string(key) + "=`)");
     s.arrival = Arrival::Trace;
     w.string("trace");
-    s.trace_file = file_beside(*w.node().find("trace"));
+    s.trace_file = config::file_beside(*w.node().find("trace")).lexically_normal().string();
     s.trace = read_request_trace(s.trace_file, w.key_path("trace"));
   }
   s.open_loop = s.arrival != Arrival::Closed;
