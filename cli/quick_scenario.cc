@@ -35,7 +35,7 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers) {
   return p;
 }
 
-QuickScenario quick_scenario(const Args& args) {
+sim::Scenario named_scenario(const Args& args) {
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
   const std::string model = args.require("--model");
@@ -60,8 +60,13 @@ QuickScenario quick_scenario(const Args& args) {
   if (!tree) throw config::ConfigError(tree.error());
   apply_overrides(*tree, args.all("--set"));
   if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
-  QuickScenario q{sim::decode_scenario(*tree, catalogue, formats), "", ""};
-  for (const auto& w : q.scenario.warnings) std::cerr << "vramsim run: warning: " << w << "\n";
+  sim::Scenario s = sim::decode_scenario(*tree, catalogue, formats);
+  for (const auto& w : s.warnings) std::cerr << "vramsim run: warning: " << w << "\n";
+  return s;
+}
+
+QuickScenario quick_scenario(const Args& args) {
+  QuickScenario q{named_scenario(args), "", ""};
 
   const sim::Scenario& s = q.scenario;
   const std::string context = " -c " + std::to_string(s.engine.context);

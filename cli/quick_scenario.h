@@ -20,7 +20,11 @@ struct QuickScenario {
   std::string flags_for = "llama.cpp";  // the engine the flags are for ("vllm serve": vLLM's)
 };
 
-// The options of `run` that name the scenario's parts (see run --help). Throws UsageError or
+// The scenario the options of `run` name (see run --help), decoded but not yet placed: the
+// engine's own placement keys, whether or not they fit. Throws UsageError or ConfigError.
+sim::Scenario named_scenario(const Args& args);
+
+// named_scenario() with the placement that fits and the flags to type. Throws UsageError or
 // ConfigError; std::invalid_argument when nothing fits even with every layer on the CPU.
 QuickScenario quick_scenario(const Args& args);
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <memory>
+#include <regex>
 #include <string>
 
 #include "scenario_runs.h"
@@ -15,7 +16,9 @@
 
 using namespace vramsim;
 using namespace vramsim::sim;
+using vramsim::test::all_flags;
 using vramsim::test::json_number;
+using vramsim::test::plan_json;
 using vramsim::test::run_json;
 using vramsim::test::run_vramsim;
 
@@ -221,6 +224,45 @@ TEST_CASE("vllm: run --model --gpu --engine vllm prints its pool and flags", "[b
   CHECK_THAT(r.out, Catch::Contains("every layer on the GPU, a KV pool of "));
   CHECK_THAT(r.out, Catch::Contains("vllm serve flags: --max-model-len 4096 --gpu-memory-utilization 0.9 --max-num-seqs 256"));
   CHECK_THAT(r.out, Catch::Contains("batching        mean"));
+}
+
+TEST_CASE("plan --engine vllm: the checkpoint's dtype and FP8 with each KV dtype, FP8 weights decode fastest", "[engines][plan][vllm]") {
+  const std::string out = plan_json("--model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --engine vllm");
+  const auto flags = all_flags(out);
+  REQUIRE(flags.size() == 4);  // {BF16, FP8} x {auto, fp8}: an 8B model fits an 80 GB card every way
+  CHECK(json_number(out, "candidates") == 4);
+  for (const auto& f : flags) CHECK_THAT(f, Catch::EndsWith("--max-model-len 4096 --gpu-memory-utilization 0.90"));
+  // Decode streams the weights: half the bytes, the fastest step (the KV is small at 640 tokens).
+  CHECK_THAT(flags.front(), Catch::StartsWith("--quantization fp8 "));
+  CHECK_THAT(out, Catch::Contains("\"kv_type\": \"fp8\""));
+  CHECK(json_number(out, "max_context", "best") == 131072);  // the model's own window fits the pool
+}
+
+TEST_CASE("plan --engine vllm: a checkpoint too large for the card leaves FP8 alone, ranked by throughput", "[engines][plan][vllm]") {
+  // Qwen3-30B-A3B in BF16 is 61 GB, over 0.9 x 48 GB of an L40S; in FP8 it fits.
+  const std::string out = plan_json("--model qwen3-30b-a3b --gpu l40s --host xeon-gold-6454s-x2 --engine vllm "
+                                    "--goal throughput --clients 8");
+  const auto flags = all_flags(out);
+  REQUIRE(flags.size() == 2);
+  for (const auto& f : flags) CHECK_THAT(f, Catch::StartsWith("--quantization fp8 "));
+  CHECK(json_number(out, "clients") == 8);
+  // The best is the one with the most aggregate throughput; with 8 clients it is several
+  // requests' worth of one request's decode.
+  const double best = json_number(out, "throughput_tok_s", "best");
+  CHECK(best > 3 * json_number(out, "decode_tok_s", "best"));
+  std::smatch m;
+  const std::regex each("\"throughput_tok_s\": ([0-9.e+]+)");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), each); it != std::sregex_iterator(); ++it)
+    CHECK(std::stod((*it)[1]) <= best);
+}
+
+TEST_CASE("plan: --goal and --clients are checked", "[engines][plan][errors]") {
+  auto goal = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --goal speed");
+  CHECK(goal.status == 2);
+  CHECK_THAT(goal.err, Catch::Contains("--goal: expected decode, prefill, ttft or throughput, got \"speed\""));
+  auto clients = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --clients 0");
+  CHECK(clients.status == 2);
+  CHECK_THAT(clients.err, Catch::Contains("--clients"));
 }
 
 TEST_CASE("vllm: the experts need no room in host RAM, an engine that keeps them there does", "[engines][vllm][errors]") {

@@ -11,7 +11,9 @@
 #include "scenario_runs.h"
 #include "sim/host_experts.h"
 
+using vramsim::test::all_flags;
 using vramsim::test::json_number;
+using vramsim::test::plan_json;
 using vramsim::test::run_json;
 using vramsim::test::run_vramsim;
 
@@ -30,23 +32,6 @@ std::string hybrid(const std::string& args) {
   INFO(r.err);
   REQUIRE(r.status == 0);
   return r.out;
-}
-
-// Every "flags" value of plan's JSON, in order.
-// `vramsim plan ARGS --json --top 50 -j 2`, which must succeed: its output.
-std::string plan_json(const std::string& args) {
-  auto r = run_vramsim("plan " + args + " --json --top 50 -j 2");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  return r.out;
-}
-
-std::vector<std::string> all_flags(const std::string& json) {
-  std::vector<std::string> out;
-  const std::regex flags("\"flags\": \"([^\"]*)\"");
-  for (auto it = std::sregex_iterator(json.begin(), json.end(), flags); it != std::sregex_iterator(); ++it)
-    out.push_back((*it)[1]);
-  return out;
 }
 
 }  // namespace
