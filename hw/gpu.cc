@@ -40,6 +40,9 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
   {
     MapReader c = r.map("compute");
     g.dense_fp16_flops = c.quantity("dense_fp16", Dimension::FlopRate);
+    g.dense_fp8_flops = c.optional_quantity("dense_fp8", Dimension::FlopRate).value_or(0.0);
+    if (g.dense_fp8_flops > 0 && g.dense_fp8_flops < g.dense_fp16_flops)
+      c.fail_at("dense_fp8", "the FP8 tensor rate cannot be below the fp16 one (dense_fp16)");
     c.finish();
   }
   {

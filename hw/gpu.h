@@ -24,6 +24,9 @@ struct GpuSpec {
   std::string memory_type;                     // GDDR7, HBM3e, LPDDR5X, ...
   double memory_bandwidth = 0;                 // peak, bytes per second
   double dense_fp16_flops = 0;                 // dense fp16/bf16 tensor rate, FLOP per second
+  // Dense FP8 (E4M3) tensor rate with FP32 accumulate, FLOP per second; 0 on a part without
+  // FP8 tensor cores (before Ada and Hopper), where FP8 weights are multiplied in fp16.
+  double dense_fp8_flops = 0;
   double tdp_watts = 0;
   double idle_watts = 0;
   int pcie_generation = 0;                     // 0 for unified-memory parts (no PCIe link)

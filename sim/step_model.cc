@@ -9,6 +9,11 @@
 
 namespace vramsim::sim {
 
+double gemm_peak(const hw::GpuSpec& gpu, const Scenario& s) {
+  const bool fp8 = s.engine.expert_format.name == "FP8" && s.engine.other_format.name == "FP8";
+  return fp8 && gpu.dense_fp8_flops > 0 ? gpu.dense_fp8_flops : gpu.dense_fp16_flops;
+}
+
 StepCosts& StepCosts::operator+=(const StepCosts& o) {
   compute += o.compute;
   transfer += o.transfer;
@@ -56,6 +61,7 @@ void StepModel::init(const VramPlan& plan) {
   expert_bytes_ = plan.expert_bytes;
   slot_bytes_ = plan.slot_bytes;
   link_bw_ = card_.link.experts_bandwidth;  // the card's rate reading the experts' host memory (NUMA)
+  gemm_peak_ = gemm_peak(card_.gpu.spec, s);
   link_latency_ = card_.link.spec.latency_s;
   // A calibrated card's measured zero-copy efficiency replaces the engine's estimate.
   const auto& cal = card_.gpu.spec.calibration;
@@ -158,7 +164,7 @@ double StepModel::compute_floor(int tokens) const {
   const auto& m = s_.model;
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
   const double flops = 2.0 * m.params_active * tokens * share;
-  const double rate = card_.gpu.spec.dense_fp16_flops * (host_ ? 1.0 : s_.engine.physics.gpu_compute_efficiency);
+  const double rate = gemm_peak_ * (host_ ? 1.0 : s_.engine.physics.gpu_compute_efficiency);
   return flops / rate;
 }
 
@@ -181,14 +187,14 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
     if (tokens >= 32) {
       const auto& gpu = s_.cards.front();
       c.transfer = ubatches(tokens) * weights / gpu.link.h2d_bandwidth;
-      c.compute = flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency);
+      c.compute = flops / (gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency);
       c.pcie_bytes = weights;
     } else {
-      c.compute = std::max(flops / card_.gpu.spec.dense_fp16_flops, weights / bw_);
+      c.compute = std::max(flops / gemm_peak_, weights / bw_);
     }
     return c;
   }
-  const double rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
+  const double rate = gemm_peak_ * ph.gpu_compute_efficiency;
   // Weights read once for the whole prompt: non-expert + touched experts.
   const double weights = layer_bytes_ * layers_ + head_bytes_ + resident_experts_touched * expert_bytes_;
   c.compute = std::max(flops / rate, weights / bw_);

@@ -48,6 +48,12 @@ struct LayerExperts {
   int pcie_reads = 0;  // of the misses, read by the GPU over PCIe (set by split_misses)
 };
 
+// The peak rate (FLOP/s) of `gpu`'s tensor cores for the scenario's weight matrix products:
+// the FP8 rate when every weight is FP8 and the part has FP8 tensor cores (W8A8 GEMMs, as
+// vLLM's `--quantization fp8` runs on Ada and Hopper), else the fp16/bf16 rate (other formats
+// are dequantised to fp16 for the product).
+double gemm_peak(const hw::GpuSpec& gpu, const Scenario& s);
+
 class StepModel {
  public:
   // The model of card `card` (its GPU, its host link, its part of the model in `plan`).
@@ -117,6 +123,7 @@ class StepModel {
   double expert_bytes_ = 0;
   double slot_bytes_ = 0;
   double link_bw_ = 0;
+  double gemm_peak_ = 0;      // this card's peak rate for the weights' matrix products, FLOP/s
   double cpu_bw_ = 0;          // host expert throughput, all workers, bytes/s
   int host_slots_ = 0;
   double pcie_frac_ = 0;

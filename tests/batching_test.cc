@@ -226,6 +226,26 @@ TEST_CASE("vllm: run --model --gpu --engine vllm prints its pool and flags", "[b
   CHECK_THAT(r.out, Catch::Contains("batching        mean"));
 }
 
+// FP8 weights under vLLM run W8A8 GEMMs on FP8 tensor cores (Ada, Hopper): a compute-bound
+// prefill goes at the FP8 rate, twice the fp16 one; an A100 has no FP8 tensor cores and
+// multiplies in fp16. Decode streams the weights: half the bytes on either card.
+TEST_CASE("vllm: FP8 weights prefill at the FP8 tensor rate where the card has one", "[engines][vllm]") {
+  auto figures = [](const std::string& gpu, const std::string& quant) {
+    auto r = run_vramsim("run --model llama-3.1-8b --gpu " + gpu + " --engine vllm --quant " + quant + " --json");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return std::pair{json_number(r.out, "p50", "prefill_tok_s"), json_number(r.out, "p50", "decode_tok_s")};
+  };
+  const auto [h100_bf16_prefill, h100_bf16_decode] = figures("h100-sxm", "BF16");
+  const auto [h100_fp8_prefill, h100_fp8_decode] = figures("h100-sxm", "FP8");
+  const auto [a100_bf16_prefill, a100_bf16_decode] = figures("a100-80gb", "BF16");
+  const auto [a100_fp8_prefill, a100_fp8_decode] = figures("a100-80gb", "FP8");
+  CHECK(h100_fp8_prefill > 1.8 * h100_bf16_prefill);
+  CHECK(a100_fp8_prefill == Approx(a100_bf16_prefill).epsilon(0.01));
+  CHECK(h100_fp8_decode > 1.7 * h100_bf16_decode);
+  CHECK(a100_fp8_decode > 1.7 * a100_bf16_decode);
+}
+
 TEST_CASE("plan --engine vllm: the checkpoint's dtype and FP8 with each KV dtype, FP8 weights decode fastest", "[engines][plan][vllm]") {
   const std::string out = plan_json("--model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --engine vllm");
   const auto flags = all_flags(out);

@@ -41,6 +41,9 @@ TEST_CASE("every GPU decodes with sane figures", "[catalogue]") {
     CHECK(g.memory_bandwidth > 50e9);
     CHECK(g.memory_bandwidth < 10e12);
     CHECK(g.dense_fp16_flops > 1e12);
+    // FP8 tensor cores (Ada, Hopper, Blackwell) run at twice the fp16 rate (the L40S datasheet:
+    // 733 against 362.05); older parts have none.
+    if (g.dense_fp8_flops > 0) CHECK(g.dense_fp8_flops == Approx(2 * g.dense_fp16_flops).epsilon(0.02));
     CHECK(g.unified() == (g.pcie_generation == 0));
     if (g.driver_total_bytes) CHECK(*g.driver_total_bytes <= g.memory_bytes * 1.05);
   }
@@ -124,4 +127,9 @@ TEST_CASE("a preset with overrides merges, and the override is checked", "[catal
   } catch (const config::ConfigError& e) {
     CHECK_THAT(e.what(), Catch::StartsWith("s.yaml:1:45: error: gpu.memory.bandwidth: expected a bandwidth"));
   }
+
+  auto slow_fp8 = config::parse_yaml("gpu: {preset: rtx-4090, compute: {dense_fp8: 100TFLOPS}}\n", "s.yaml");
+  auto merged_fp8 = test::catalogue().resolve("gpus", "GPU", *slow_fp8->find("gpu"), "gpu");
+  CHECK_THROWS_WITH(hw::decode_gpu(merged_fp8, "gpu"),
+                    Catch::Contains("gpu.compute.dense_fp8: the FP8 tensor rate cannot be below the fp16 one"));
 }
