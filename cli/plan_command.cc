@@ -73,11 +73,18 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-double number_at(const config::Node& root, const char* section, const char* key) {
+// A figure of run's JSON output (`section.key`, or `section` alone). Throws std::runtime_error
+// when it is missing or null (no request completed).
+double number_at(const config::Node& root, const char* section, const char* key = nullptr) {
   const config::Node* s = root.find(section);
-  const config::Node* v = s ? s->find(key) : nullptr;
-  if (!v) throw std::runtime_error(std::string("no ") + section + "." + key + " in run's output");
-  return std::stod(v->text());
+  const config::Node* v = s && key ? s->find(key) : s;
+  const std::string name = std::string(section) + (key ? std::string(".") + key : std::string());
+  if (!v || !v->is_scalar()) throw std::runtime_error("no " + name + " in run's output");
+  try {
+    return std::stod(v->text());
+  } catch (const std::logic_error&) {  // null: nothing to measure
+    throw std::runtime_error(name + " is " + v->text() + ": no request completed");
+  }
 }
 
 // The cache (hot-set) sizes worth simulating: 0, 1/4, 1/2, 3/4 and all of the slots that fit
@@ -134,6 +141,9 @@ int plan_command(const std::vector<std::string>& argv) {
   if (goal != "decode" && goal != "prefill" && goal != "ttft" && goal != "throughput")
     throw UsageError("--goal: expected decode, prefill, ttft or throughput, got \"" + goal + "\"");
   const auto top = static_cast<std::size_t>(args.integer("--top", 5, 1, 1000));
+  // Each candidate is timed on requests of 512 prompt + 128 generated tokens (quick_scenario.h).
+  if (args.integer("--context", 4096, 1, std::int64_t{1} << 32) < 512 + 128)
+    throw UsageError("--context: at least 640 tokens, the 512-token prompt and 128 generated tokens each candidate is timed on");
 
   // The formats to try.
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
@@ -220,7 +230,10 @@ int plan_command(const std::vector<std::string>& argv) {
         candidates.push_back(c);
       }
     }
-  if (candidates.empty()) throw UsageError("nothing fits, even with every layer on the CPU");
+  if (candidates.empty())
+    throw UsageError(paged ? "nothing fits: the weights and one sequence's KV need more than gpu_memory_utilization x "
+                             "the card in every weights format and KV dtype tried"
+                           : "nothing fits, even with every layer on the CPU");
 
   // Simulate each in its own process.
   const int jobs = static_cast<int>(args.integer("--jobs", tbb::this_task_arena::max_concurrency(), 1, 1024));
@@ -246,12 +259,14 @@ int plan_command(const std::vector<std::string>& argv) {
         c.error = out.error().message;
         return;
       }
-      c.decode = number_at(*out, "decode_tok_s", "p50");
-      c.prefill = number_at(*out, "prefill_tok_s", "p50");
-      c.ttft = number_at(*out, "ttft_s", "p50");
-      const config::Node* throughput = out->find("throughput_tok_s");
-      if (!throughput) throw std::runtime_error("no throughput_tok_s in run's output");
-      c.throughput = std::stod(throughput->text());
+      try {
+        c.decode = number_at(*out, "decode_tok_s", "p50");
+        c.prefill = number_at(*out, "prefill_tok_s", "p50");
+        c.ttft = number_at(*out, "ttft_s", "p50");
+        c.throughput = number_at(*out, "throughput_tok_s");
+      } catch (const std::runtime_error& e) {
+        c.error = std::string(e.what()) + "\n";
+      }
     });
   });
   std::vector<Candidate> ok;
@@ -295,7 +310,8 @@ int plan_command(const std::vector<std::string>& argv) {
       j.end_object();
     }
     j.end_array();
-    if (experts && whole) j.field("experts_on_cpu_vs_layers_on_cpu", experts->decode / whole->decode);
+    if (experts && whole && whole->decode > 0)
+      j.field("experts_on_cpu_vs_layers_on_cpu", experts->decode / whole->decode);
     j.end_object();
     std::cout << j.str() << "\n";
     return 0;
@@ -309,7 +325,7 @@ int plan_command(const std::vector<std::string>& argv) {
               << " ms" << (clients > 1 ? ", " + fixed(ok[i].throughput, 0) + " tok/s over " + std::to_string(clients) + " clients" : std::string())
               << "  (" << ok[i].placement.description << "; " << (paged ? "--max-model-len" : "-c") << " up to "
               << ok[i].max_context << " fits)\n";
-  if (experts && whole)
+  if (experts && whole && whole->decode > 0)
     std::cout << "\n  Keeping every layer on the GPU and the experts of " << experts->placement.cpu_moe_layers
               << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)
               << "x as fast as moving whole layers to the CPU (" << whole->flags << ").\n";

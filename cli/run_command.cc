@@ -226,9 +226,10 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   j.key("gpu").begin_object().field("util", p.util).field("useful_fraction", p.useful_fraction)
       .field("avg_power_w", p.avg_power_w).end_object();
   j.key("energy").begin_object().field("j_per_token", p.j_per_token).field("total_j", p.energy_j).end_object();
-  j.key("requests").begin_object().field("completed", r.completed).field("rejected", r.rejected());
+  j.key("requests").begin_object().field("completed", r.completed).field("rejected", r.rejected())
+      .field("truncated", r.truncated);
   j.key("rejected_by_reason").begin_object().field("prompt_exceeds_context", r.rejected_context)
-      .field("queue_full", r.rejected_queue).end_object();
+      .field("prompt_plus_output_exceeds_context", r.rejected_output).field("queue_full", r.rejected_queue).end_object();
   j.end_object();
   j.field("generated_tokens", r.generated_tokens);
   j.field("makespan_s", r.makespan_s);
@@ -270,8 +271,10 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << fixed(r.pcie_frac, 2) << "\n\n";
   o << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
     << (r.rejected() ? " (" + std::to_string(r.rejected_context) + " prompt over the context window, " +
+                           (r.rejected_output ? std::to_string(r.rejected_output) + " prompt + output over it, " : std::string()) +
                            std::to_string(r.rejected_queue) + " queue full)"
                      : std::string())
+    << (r.truncated ? ", " + std::to_string(r.truncated) + " stopped at the full context window" : std::string())
     << "; " << r.generated_tokens << " tokens in " << fixed(r.makespan_s, 1) << " s ("
     << fixed(r.makespan_s > 0 ? static_cast<double>(r.generated_tokens) / r.makespan_s : 0.0, 1) << " tok/s)\n";
   if (r.completed == 0) {

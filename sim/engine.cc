@@ -128,16 +128,23 @@ class Simulation {
 
  private:
   // Sends request `r` and waits for its completion, unless the engine turns it away at
-  // arrival: a prompt longer than its context window, or (admission control) `max_queue`
-  // requests already waiting.
+  // arrival: a prompt longer than its context window; with a paged KV pool (vLLM, whose
+  // max_model_len bounds prompt + max_tokens), a prompt and requested output longer than it;
+  // or (admission control) `max_queue` requests already waiting. Other engines generate until
+  // the window is full: the KV holds the prompt and all outputs but the last, so at most
+  // context - prompt + 1 tokens.
   void submit(int r, int c, s4u::Mailbox* reply) {
     const double now = s4u::Engine::get_clock();
-    const RequestShape shape = request_shape(s_.workload, s_.seed, static_cast<std::uint64_t>(r));
+    RequestShape shape = request_shape(s_.workload, s_.seed, static_cast<std::uint64_t>(r));
     if (c >= 0 && client_use_[static_cast<std::size_t>(c)].first_send < 0) client_use_[static_cast<std::size_t>(c)].first_send = now;
     const char* reason = nullptr;
+    const std::int64_t room = s_.engine.context - shape.prompt_tokens + 1;  // outputs the window holds
     if (shape.prompt_tokens > s_.engine.context) {
       reason = "prompt_exceeds_context";
       ++out_.rejected_context;
+    } else if (s_.engine.kv_pool && shape.prompt_tokens + shape.gen_tokens > s_.engine.context) {
+      reason = "prompt_plus_output_exceeds_context";
+      ++out_.rejected_output;
     } else if (s_.engine.max_queue && waiting_ >= *s_.engine.max_queue) {
       reason = "queue_full";
       ++out_.rejected_queue;
@@ -148,6 +155,10 @@ class Simulation {
       if (options_.on_progress)
         options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
       return;
+    }
+    if (shape.gen_tokens > room) {
+      shape.gen_tokens = room;
+      ++out_.truncated;
     }
     queue_meter_.set(now, ++waiting_);
     queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply, shape}, 0);
@@ -205,13 +216,13 @@ class Simulation {
   // per layer, attention on the GPU; then the resident experts on the GPU while (after the
   // bubble's fixed part) the host's groups compute their experts and the link carries the
   // rest; the layer ends when all three have.
-  void run_step_contended(const StepResult& step, int tokens, std::int64_t context) {
+  void run_step_contended(const StepResult& step, int tokens, std::int64_t kv_tokens) {
     const StepCosts fixed = model().step_fixed(tokens);
     s4u::this_actor::sleep_for(fixed.host_idle);
     s4u::this_actor::execute((fixed.total() - fixed.host_idle) * kSpeed);
     out_.simgrid_activities += 2;
     for (const auto& layer : step.layers) {
-      const StepModel::LayerDemand d = model().layer_demand(layer.experts, tokens, context);
+      const StepModel::LayerDemand d = model().layer_demand(layer.experts, tokens, kv_tokens);
       s4u::this_actor::execute(d.gpu_before * kSpeed);
       ++out_.simgrid_activities;
       if (d.sync == 0 && d.pcie_bytes == 0) {
@@ -427,7 +438,7 @@ class Simulation {
     if (expert_split()) runner.set_exchange(exchange_times(tokens));
     while (!runner.done()) {
       const bool keep = contended || out_.decode_steps < options_.trace_steps;
-      const std::int64_t context = rec.prompt_tokens + runner.generated();
+      const std::int64_t kv_tokens = attended_tokens(s_.model, rec.prompt_tokens + runner.generated());  // KV positions a layer reads
       StepResult step = runner.step(keep);
       const double t0 = s4u::Engine::get_clock();
       if (expert_split())
@@ -435,7 +446,7 @@ class Simulation {
       else if (staged())
         run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
       else if (contended)
-        run_step_contended(step, tokens, context);
+        run_step_contended(step, tokens, kv_tokens);
       else
         run_whole_step(step.costs.total());
       out_.decode += step.costs;

@@ -107,8 +107,10 @@ struct RunResult {
   std::vector<RequestSample> samples;   // one per completed request, in completion order
   std::int64_t completed = 0;
   std::int64_t rejected_context = 0;    // prompt longer than the context window (HTTP 400)
+  std::int64_t rejected_output = 0;     // paged KV (vLLM): prompt + requested output over the window (HTTP 400)
   std::int64_t rejected_queue = 0;      // admission control: the queue was at engine.max_queue
-  std::int64_t rejected() const { return rejected_context + rejected_queue; }
+  std::int64_t rejected() const { return rejected_context + rejected_output + rejected_queue; }
+  std::int64_t truncated = 0;           // output stopped where the context window was full
   std::int64_t prefix_hits = 0;         // requests that reused a cached shared prefix
   std::int64_t reused_tokens = 0;       // prompt tokens taken from the prefix cache
   std::int64_t prefilled_tokens = 0;    // prompt tokens prefilled

@@ -129,14 +129,14 @@ void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, Layer
   }
 }
 
-void RequestRunner::step_expert_split(int tokens, std::int64_t context, StepResult& out) {
+void RequestRunner::step_expert_split(int tokens, std::int64_t kv_tokens, StepResult& out) {
   const int n = static_cast<int>(stages_.size());
   const StepModel& main = *stages_.front().model;
   out.stage_costs.assign(stages_.size(), StepCosts{});
   out.exchanges.assign(stages_.size(), 0);
   out.costs = main.step_fixed(tokens);
   out.stage_costs.front() = out.costs;
-  const StepCosts attention = main.layer(LayerExperts{}, tokens, context);
+  const StepCosts attention = main.layer(LayerExperts{}, tokens, kv_tokens);
   for (int layer = 0; layer < s_.model.layers; ++layer) {
     if (layer < first_moe_) {  // a dense layer: the first card alone
       out.stage_costs.front() += attention;
@@ -173,7 +173,7 @@ void RequestRunner::step_expert_split(int tokens, std::int64_t context, StepResu
       counters_.cpu_experts += host;
       if (e.hits + e.misses == 0) continue;
       const StepModel& model = *stages_[static_cast<std::size_t>(c)].model;
-      StepCosts work = model.layer(e, tokens, c == 0 ? context : 0);
+      StepCosts work = model.layer(e, tokens, c == 0 ? kv_tokens : 0);
       if (c == 0) work -= attention;  // the first card's experts only
       out.stage_costs[static_cast<std::size_t>(c)] += work;
       if (c > 0) {
@@ -192,10 +192,10 @@ StepResult RequestRunner::step(bool keep_layers) {
   StepResult out;
   const int drafts = s_.engine.speculative ? s_.engine.draft_tokens : 0;
   const int tokens = 1 + drafts;  // verified positions
-  const std::int64_t context = prompt_tokens_ + generated_;
+  const std::int64_t kv_tokens = attended_tokens(s_.model, prompt_tokens_ + generated_);  // KV positions a layer reads
 
   if (expert_split_) {
-    step_expert_split(tokens, context, out);
+    step_expert_split(tokens, kv_tokens, out);
   } else {
   out.stage_costs.reserve(stages_.size());
   for (std::size_t i = 0; i < stages_.size(); ++i) {
@@ -206,10 +206,12 @@ StepResult RequestRunner::step(bool keep_layers) {
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
       if (routes && layer >= first_moe_) route_layer(stage, layer, tokens, e);  // dense layers route nothing
-      StepCosts layer_costs = stage.model->layer(e, tokens, context);
+      StepCosts layer_costs = stage.model->layer(e, tokens, kv_tokens);
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }
+    // Never faster than the step's FLOPs (binds only for many verified positions).
+    costs.compute = std::max(costs.compute, stage.model->compute_floor(tokens));
     if (!side_by_side_)
       out.costs += costs;
     else if (costs.total() > out.costs.total())
@@ -303,9 +305,9 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
   const int drafts = s.engine.speculative ? s.engine.draft_tokens : 0;
   const int tokens = 1 + drafts;  // verified positions per request
   const int positions = tokens * static_cast<int>(batch.size());
-  // KV is read per request at its own context: the sum of the contexts.
-  std::int64_t context = 0;
-  for (const RequestRunner* r : batch) context += r->context();
+  // KV is read per request at its own context (each capped by any sliding window): the sum.
+  std::int64_t kv_tokens = 0;
+  for (const RequestRunner* r : batch) kv_tokens += attended_tokens(s.model, r->context());
   StepResult out;
   out.stage_costs.reserve(lead.stages_.size());
   for (std::size_t i = 0; i < lead.stages_.size(); ++i) {
@@ -315,7 +317,7 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
       if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, tokens, e);  // dense layers route nothing
-      StepCosts layer_costs = stage.model->layer(e, positions, context);
+      StepCosts layer_costs = stage.model->layer(e, positions, kv_tokens);
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }

@@ -105,7 +105,7 @@ class RequestRunner {
   bool copies_misses(const Stage& stage) const {
     return stage.cache && stage.cache->admits_misses() && s_.engine.policy != CachePolicy::ProfileLru;
   }
-  void step_expert_split(int tokens, std::int64_t context, StepResult& out);
+  void step_expert_split(int tokens, std::int64_t kv_tokens, StepResult& out);
 
   const Scenario& s_;
   std::vector<Stage> stages_;

@@ -9,8 +9,17 @@
 
 namespace vramsim::sim {
 
+std::int64_t attended_tokens(const workloads::ModelSpec& model, std::int64_t context) {
+  const auto& window = model.attention.sliding_window;
+  if (!window || model.attention.layout == workloads::AttentionLayout::Mla || context <= window->window_tokens)
+    return context;
+  const double global = model.layers - window->layers;
+  return std::llround((global * static_cast<double>(context) + window->layers * static_cast<double>(window->window_tokens)) /
+                      model.layers);
+}
+
 double gemm_peak(const hw::GpuSpec& gpu, const Scenario& s) {
-  const bool fp8 = s.engine.expert_format.name == "FP8" && s.engine.other_format.name == "FP8";
+  const bool fp8 = (!s.model.moe || s.engine.expert_format.name == "FP8") && s.engine.other_format.name == "FP8";
   return fp8 && gpu.dense_fp8_flops > 0 ? gpu.dense_fp8_flops : gpu.dense_fp16_flops;
 }
 
@@ -78,11 +87,11 @@ void StepModel::init(const VramPlan& plan) {
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
 }
 
-StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t context) const {
+StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
   StepCosts c;
-  // KV: T new positions over `context` cached tokens; windowed layers are bounded by the window.
-  const double kv = kv_bytes_per_token_layer_ * static_cast<double>(context);
+  // KV: T new positions over the cached ones (windowed layers bounded by their window).
+  const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
   const double attention = (layer_bytes_ + kv) / bw_;
   const double hits = e.hits * expert_bytes_ / bw_;
   c.compute = attention + hits;
@@ -123,10 +132,10 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t conte
   return c;
 }
 
-StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens, std::int64_t context) const {
+StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
   LayerDemand d;
-  const double kv = kv_bytes_per_token_layer_ * static_cast<double>(context);
+  const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
   d.gpu_before = (layer_bytes_ + kv) / bw_ + ph.layer_launch + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
   d.gpu_hits = e.hits * expert_bytes_ / bw_;
   if (e.misses == 0) return d;

@@ -48,8 +48,13 @@ struct LayerExperts {
   int pcie_reads = 0;  // of the misses, read by the GPU over PCIe (set by split_misses)
 };
 
+// The KV positions one sequence of `context` tokens has a layer read in a decode step,
+// averaged over the model's layers: `context`, except that sliding-window layers read at most
+// their window (Gemma 3: 5 of 6 layers keep 1,024 tokens). Whole tokens, rounded.
+std::int64_t attended_tokens(const workloads::ModelSpec& model, std::int64_t context);
+
 // The peak rate (FLOP/s) of `gpu`'s tensor cores for the scenario's weight matrix products:
-// the FP8 rate when every weight is FP8 and the part has FP8 tensor cores (W8A8 GEMMs, as
+// the FP8 rate when every weight is FP8 (a dense model: `weights.other`) and the part has FP8 tensor cores (W8A8 GEMMs, as
 // vLLM's `--quantization fp8` runs on Ada and Hopper), else the fp16/bf16 rate (other formats
 // are dequantised to fp16 for the product).
 double gemm_peak(const hw::GpuSpec& gpu, const Scenario& s);
@@ -70,8 +75,9 @@ class StepModel {
   int host_expert_slots() const { return host_slots_; }
   int split_misses(int misses) const { return misses > host_slots_ ? misses - host_slots_ : 0; }
 
-  // Time of one MoE layer for T tokens at `context` tokens of KV.
-  StepCosts layer(const LayerExperts& e, int tokens, std::int64_t context) const;
+  // Time of one MoE layer for T tokens reading `kv_tokens` positions of KV: the sum of
+  // attended_tokens() over the sequences in the step.
+  StepCosts layer(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const;
   // What a layer asks of each resource, for running it as separate activities when several
   // slots contend (seconds at full speed, host work in bytes of expert weights per worker).
   struct LayerDemand {
@@ -81,7 +87,7 @@ class StepModel {
     int host_experts = 0;      // experts the host computes, one worker group each
     double pcie_bytes = 0;     // zero-copy reads or copies, activations included
   };
-  LayerDemand layer_demand(const LayerExperts& e, int tokens, std::int64_t context) const;
+  LayerDemand layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const;
   // Host throughput of one worker group, bytes of expert weights per second.
   double host_worker_rate() const { return cpu_bw_ / std::max(1, s_.engine.physics.host_expert_workers); }
 

@@ -105,9 +105,9 @@ VramPlan plan_paged(const Scenario& s) {
   p.layer_bytes = per_layer;
   p.head_bytes = head;
   p.non_expert_weights = per_layer * m.layers + 2.0 * head;
-  if (m.moe) {  // every routed expert resident with its layer
+  if (m.moe) {  // every routed expert resident with its layer (the dense first layers have none)
     p.expert_bytes = p.slot_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
-    p.total_experts = p.slots = static_cast<std::int64_t>(m.layers) * m.moe->experts;
+    p.total_experts = p.slots = static_cast<std::int64_t>(m.moe_layers_in(0, m.layers)) * m.moe->experts;
     p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
   }
   p.card_total = card_total(card);

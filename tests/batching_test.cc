@@ -246,6 +246,12 @@ TEST_CASE("vllm: FP8 weights prefill at the FP8 tensor rate where the card has o
   CHECK(a100_fp8_decode > 1.7 * a100_bf16_decode);
 }
 
+TEST_CASE("vllm: a model's dense first layers hold no experts in the weights", "[engines][vllm]") {
+  // DeepSeek-V2-Lite: 27 layers, the first dense, 26 x 64 routed experts.
+  const std::string out = run_json("", "--model deepseek-v2-lite --gpu h100-sxm --engine vllm");
+  CHECK(json_number(out, "slots", "cache") == 26 * 64);
+}
+
 TEST_CASE("plan --engine vllm: the checkpoint's dtype and FP8 with each KV dtype, FP8 weights decode fastest", "[engines][plan][vllm]") {
   const std::string out = plan_json("--model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --engine vllm");
   const auto flags = all_flags(out);
@@ -276,13 +282,16 @@ TEST_CASE("plan --engine vllm: a checkpoint too large for the card leaves FP8 al
     CHECK(std::stod((*it)[1]) <= best);
 }
 
-TEST_CASE("plan: --goal and --clients are checked", "[engines][plan][errors]") {
+TEST_CASE("plan: --goal, --clients and --context are checked", "[engines][plan][errors]") {
   auto goal = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --goal speed");
   CHECK(goal.status == 2);
   CHECK_THAT(goal.err, Catch::Contains("--goal: expected decode, prefill, ttft or throughput, got \"speed\""));
   auto clients = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --clients 0");
   CHECK(clients.status == 2);
   CHECK_THAT(clients.err, Catch::Contains("--clients"));
+  auto context = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --engine vllm --context 256");
+  CHECK(context.status == 2);
+  CHECK_THAT(context.err, Catch::Contains("--context: at least 640 tokens"));
 }
 
 TEST_CASE("vllm: the experts need no room in host RAM, an engine that keeps them there does", "[engines][vllm][errors]") {

@@ -167,3 +167,27 @@ TEST_CASE("a 4K prefill is slower with the shared card's coverage, and parallel 
   REQUIRE(parallel.status == 0);
   CHECK(json_number(parallel.out, "throughput_tok_s") <= json_number(one.out, "throughput_tok_s"));
 }
+
+// The window holds the prompt and every output but the last: an engine without a paged pool
+// (llama.cpp, the case study's) stops generating there; vLLM refuses a request whose prompt and
+// requested output exceed --max-model-len at arrival, as its OpenAI server does (HTTP 400).
+TEST_CASE("a request's output stops at the full context window, or vLLM refuses it at arrival", "[serving][errors]") {
+  const std::string base = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json";
+  auto llama = run_vramsim(base + " --context 600");
+  INFO(llama.err);
+  REQUIRE(llama.status == 0);
+  CHECK(json_number(llama.out, "completed", "requests") == 3);
+  CHECK(json_number(llama.out, "truncated", "requests") == 3);
+  CHECK(json_number(llama.out, "generated_tokens") == 3 * (600 - 512 + 1));
+  auto vllm = run_vramsim(base + " --context 600 --engine vllm");
+  INFO(vllm.err);
+  REQUIRE(vllm.status == 0);
+  CHECK(json_number(vllm.out, "completed", "requests") == 0);
+  CHECK(json_number(vllm.out, "prompt_plus_output_exceeds_context", "rejected_by_reason") == 3);
+  CHECK(json_number(vllm.out, "generated_tokens") == 0);
+  // A window that holds them: neither truncates nor refuses.
+  auto roomy = run_vramsim(base + " --engine vllm --context 640");
+  REQUIRE(roomy.status == 0);
+  CHECK(json_number(roomy.out, "completed", "requests") == 3);
+  CHECK(json_number(roomy.out, "truncated", "requests") == 0);
+}

@@ -5,6 +5,7 @@
 
 #include "sim/request_runner.h"
 #include "sim/step_model.h"
+#include "workloads/model.h"
 #include "tests/sim_fixture.h"
 
 using namespace vramsim;
@@ -102,4 +103,39 @@ TEST_CASE("MTP: drafts accepted per step match the acceptance rate", "[step]") {
   const double a = conditional_acceptance(4, 0.64);
   CHECK(a + a * a + a * a * a + a * a * a * a == Approx(4 * 0.64));
   CHECK(conditional_acceptance(4, 0.0) == 0.0);
+}
+
+// Sliding-window layers read at most their window of KV: Gemma 3 27B keeps 1,024 tokens on 52 of
+// its 62 layers, gpt-oss-20b 128 on 12 of 24; a model without windows reads the whole context.
+TEST_CASE("attended KV positions: windowed layers are capped at their window", "[step]") {
+  auto model = [](const std::string& name) {
+    return workloads::decode_model(test::catalogue().resolve("models", "model", config::Node::scalar(name, {"t", 0, 0}), "model"),
+                                   "model");
+  };
+  const auto gemma = model("gemma-3-27b");
+  REQUIRE(gemma.attention.sliding_window);
+  CHECK(attended_tokens(gemma, 1000) == 1000);  // inside the window every layer reads it all
+  CHECK(attended_tokens(gemma, 32768) == std::llround((10.0 * 32768 + 52.0 * 1024) / 62));
+  const auto oss = model("gpt-oss-20b");
+  CHECK(attended_tokens(oss, 2048) == (2048 + 128) / 2);
+  CHECK(attended_tokens(model("llama-3.1-8b"), 100000) == 100000);
+}
+
+// FP8 tensor cores serve a product only when its weights are FP8: a dense model's weights are
+// `weights.other`, an MoE model's also its experts.
+TEST_CASE("the FP8 tensor rate applies when every weight is FP8", "[step]") {
+  Scenario s = test::case_study("exclusive");
+  hw::GpuSpec gpu;
+  gpu.dense_fp16_flops = 1e15;
+  gpu.dense_fp8_flops = 2e15;
+  s.engine.other_format.name = "FP8";
+  s.engine.expert_format.name = "Q2_0";
+  CHECK(gemm_peak(gpu, s) == 1e15);  // MoE, experts not FP8
+  s.engine.expert_format.name = "FP8";
+  CHECK(gemm_peak(gpu, s) == 2e15);
+  s.model.moe.reset();
+  s.engine.expert_format.name = "BF16";  // a dense model has no experts: only `other` counts
+  CHECK(gemm_peak(gpu, s) == 2e15);
+  gpu.dense_fp8_flops = 0;  // Ampere: no FP8 tensor cores
+  CHECK(gemm_peak(gpu, s) == 1e15);
 }
