@@ -188,7 +188,8 @@ int plan_command(const std::vector<std::string>& argv) {
         c.sets = {kv_set};
         c.placement.gpu_layers = base.model.layers;
         c.placement.description = "every layer on the GPU, a paged KV pool";
-        c.flags = (quant == "FP8" ? "--quantization fp8 " : "") + std::string(kv == "fp8" ? "--kv-cache-dtype fp8 " : "") +
+        c.flags = (base.cards.size() > 1 ? "--tensor-parallel-size " + std::to_string(base.cards.size()) + " " : std::string()) +
+                  (quant == "FP8" ? "--quantization fp8 " : "") + std::string(kv == "fp8" ? "--kv-cache-dtype fp8 " : "") +
                   "--max-model-len " + std::to_string(base.engine.context) + " --gpu-memory-utilization " +
                   fixed(base.engine.kv_pool->gpu_memory_utilization, 2);
         c.max_context = max_context(base, c.placement);

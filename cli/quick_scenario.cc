@@ -92,6 +92,7 @@ QuickScenario quick_scenario(const Args& args) {
     std::ostringstream flags, where;
     where << "every layer on the GPU, a KV pool of " << plan.kv_blocks << " blocks of " << pool.block_size << " tokens ("
           << plan.kv_blocks * pool.block_size << " tokens)";
+    if (s.cards.size() > 1) flags << "--tensor-parallel-size " << s.cards.size() << " ";
     flags << "--max-model-len " << s.engine.context << " --gpu-memory-utilization " << pool.gpu_memory_utilization
           << " --max-num-seqs " << s.engine.parallel << " --block-size " << pool.block_size;
     q.placement = where.str();

@@ -252,13 +252,16 @@ void decode_batching(MapReader& e, EngineSetup& s, int cards, int layers) {
   p.watermark = pool->optional_number("watermark", Lower::NonNegative).value_or(0.0);
   if (p.watermark >= 1) pool->fail_at("watermark", "a share of the pool is below 1");
   pool->finish();
-  // The pool's engine (vLLM) keeps every weight on one GPU and hands blocks out between batched steps.
-  const char* why = s.expert_cache          ? "an expert cache"
-                    : cards > 1             ? "several cards"
-                    : s.gpu_layers < layers ? "layers on the CPU (gpu_layers)"
-                    : s.cpu_moe_layers > 0  ? "experts on the CPU (cpu_moe_layers)"
-                                            : nullptr;
-  if (why) e.fail_at("kv_pool", std::string("a paged KV pool with ") + why + " is not modelled (every weight stays on one GPU)");
+  // The pool's engine (vLLM) keeps every weight on its GPUs (one, or a tensor split's) and
+  // hands blocks out between batched steps.
+  const char* why = s.expert_cache                          ? "an expert cache"
+                    : cards > 1 && s.split != Split::Tensor ? "a pipeline split (vLLM's --pipeline-parallel-size)"
+                    : s.gpu_layers < layers                 ? "layers on the CPU (gpu_layers)"
+                    : s.cpu_moe_layers > 0                  ? "experts on the CPU (cpu_moe_layers)"
+                                                            : nullptr;
+  if (why)
+    e.fail_at("kv_pool", std::string("a paged KV pool with ") + why +
+                             " is not modelled (every weight stays on one GPU or is split by tensor over the cards)");
   if (s.scheduling != SlotScheduling::Batched)
     e.fail_at("kv_pool", "a paged KV pool's blocks are handed out between the steps of continuous batching: slot_scheduling must be batched");
   s.kv_pool = p;
@@ -314,8 +317,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       e.fail_at("split", "a tensor split over " + std::to_string(cards) + " cards needs head counts that divide by " +
                              std::to_string(cards) + ": " + model.name + " has " + std::to_string(a.query_heads) +
                              " query heads and " + std::to_string(a.kv_heads) + " KV heads");
-    if (model.moe)
+    // A paged-pool engine (vLLM) has no expert cache: each card holds 1/N of every expert.
+    if (model.moe && !e.has("kv_pool"))
       e.fail_at("split", "a tensor split of an MoE expert cache is not modelled; use split: pipeline");
+    if (a.layout == workloads::AttentionLayout::Mla && e.has("kv_pool"))
+      e.fail_at("split", "vLLM keeps an MLA model's latent KV whole on every tensor-parallel rank: not modelled (one card)");
   }
   if (e.has("layer_split")) {
     const Node& list = e.any("layer_split");

@@ -57,12 +57,15 @@ struct VramPlan {
   int layers() const { return end_layer - first_layer; }
 };
 
-// A paged KV pool (engine.kv_pool, vLLM): every weight on the one card, and
+// A paged KV pool (engine.kv_pool, vLLM): every weight on the GPUs, and per card
 //   budget = gpu_memory_utilization x driver-reported total
 //   pool   = budget - weights - runtime, in blocks of block_size x KV bytes per token
-// refused when other tenants leave less than the budget free, when the weights and the runtime
-// do not fit the budget, or when the pool cannot hold one sequence of engine.context tokens
-// (each refusal as vLLM refuses to start).
+// With N cards (split: tensor, vLLM's --tensor-parallel-size N) each card holds 1/N of every
+// weight matrix (experts included) and of the KV heads, so its weights and a block's bytes are
+// 1/N of one card's; every card has the same number of blocks (the smallest card's).
+// Refused when other tenants leave less than the budget free, when the weights and the
+// runtime do not fit the budget, or when the pool cannot hold one sequence of engine.context
+// tokens (each refusal as vLLM refuses to start).
 //
 // One plan per card, in card order. Throws std::invalid_argument with a user-facing reason
 // when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or

@@ -252,6 +252,43 @@ TEST_CASE("vllm: a model's dense first layers hold no experts in the weights", "
   CHECK(json_number(out, "slots", "cache") == 26 * 64);
 }
 
+// vLLM's --tensor-parallel-size N: every weight matrix and the KV heads split over the cards,
+// two all-reduces per layer; every card has the same blocks.
+TEST_CASE("vllm: tensor parallel over two cards halves each card's weights and a block's bytes", "[batching][vllm][multi-card]") {
+  // Llama 3.3 70B in BF16 (131.5 GiB) does not fit 0.9 x one H100; half of it per card does.
+  auto one = run_vramsim("run --model llama-3.3-70b --gpu h100-sxm --engine vllm --json");
+  CHECK(one.status == 2);
+  CHECK_THAT(one.err, Catch::Contains("more cards"));
+  const std::string two = run_json("", "--model llama-3.3-70b --gpu h100-sxm --gpus 2 --engine vllm");
+  // Per card: 0.9 x 81,559 MiB - half the weights - the runtime, in blocks of 16 tokens x half
+  // of 80 layers x 8 KV heads x 128 x 2 x 2 bytes.
+  const double card_weights = json_number(two, "weights_gib") * units::kGiB;  // card 0's
+  CHECK(card_weights == Approx(131.50 * units::kGiB / 2).epsilon(0.001));
+  const double pool = 0.9 * 81559.0 * units::kMiB - card_weights - 3.05 * units::kGiB;
+  const double block = 16.0 * 80 * 8 * 128 * 2 * 2 / 2;
+  CHECK(json_number(two, "blocks", "kv_pool") == std::floor(pool / block));
+  CHECK(json_number(two, "collective_s") > 0);
+  CHECK_THAT(run_vramsim("run --model llama-3.3-70b --gpu h100-sxm --gpus 2 --engine vllm").out,
+             Catch::Contains("vllm serve flags: --tensor-parallel-size 2 "));
+}
+
+TEST_CASE("vllm: a second card decodes faster, but not twice as fast (the all-reduces)", "[batching][vllm][multi-card]") {
+  const std::string args = "--model llama-3.1-8b --gpu h100-sxm --engine vllm --set workload.clients=8 --set workload.requests=32";
+  const double one = json_number(run_json("", args), "p50", "decode_tok_s");
+  const double two = json_number(run_json("", args + " --gpus 2"), "p50", "decode_tok_s");
+  CHECK(two > 1.2 * one);
+  CHECK(two < 2.0 * one);
+}
+
+TEST_CASE("vllm: a pipeline split and an MLA model over a tensor split are refused", "[batching][vllm][errors]") {
+  auto pipeline = run_vramsim("run --model llama-3.1-8b --gpu h100-sxm --gpus 2 --engine vllm --set engine.split=pipeline");
+  CHECK(pipeline.status == 2);
+  CHECK_THAT(pipeline.err, Catch::Contains("a paged KV pool with a pipeline split"));
+  auto mla = run_vramsim("run --model deepseek-v2-lite --gpu h100-sxm --gpus 2 --engine vllm");
+  CHECK(mla.status == 2);
+  CHECK_THAT(mla.err, Catch::Contains("MLA"));
+}
+
 TEST_CASE("plan --engine vllm: the checkpoint's dtype and FP8 with each KV dtype, FP8 weights decode fastest", "[engines][plan][vllm]") {
   const std::string out = plan_json("--model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --engine vllm");
   const auto flags = all_flags(out);
