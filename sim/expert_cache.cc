@@ -7,6 +7,7 @@
 namespace vramsim::sim {
 
 std::vector<std::uint32_t> prefill_order(const LayerPopularity& popularity) {
+  if (popularity.empty()) return {};  // a card with only dense layers holds no experts
   const auto e = static_cast<std::uint32_t>(popularity.front().experts());
   std::vector<std::uint32_t> order(popularity.size() * e);
   std::iota(order.begin(), order.end(), 0u);
@@ -21,7 +22,7 @@ std::vector<std::uint32_t> prefill_order(const LayerPopularity& popularity) {
 
 ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_share,
                          const LayerPopularity& popularity)
-    : policy_(policy), experts_(popularity.front().experts()) {
+    : policy_(policy), experts_(popularity.empty() ? 0 : popularity.front().experts()) {
   const int layers = static_cast<int>(popularity.size());
   const int experts = experts_;
   const std::size_t n = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
@@ -34,8 +35,9 @@ ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_
   if (policy == CachePolicy::Lru || policy == CachePolicy::Lfu) dynamic_capacity_ = slots;
   if (policy == CachePolicy::ProfileLru) dynamic_capacity_ = static_cast<std::int64_t>(dynamic_share * static_cast<double>(slots));
 
-  // Pre-fill hottest first.
+  // Pre-fill hottest first. LFU's clock starts past the pre-filled entries' stamps.
   const std::vector<std::uint32_t> order = prefill_order(popularity);
+  if (policy == CachePolicy::Lfu) clock_ = static_cast<std::uint64_t>(slots);
   const std::int64_t pinned = slots - dynamic_capacity_;
   for (std::int64_t i = 0; i < slots; ++i) {
     std::uint32_t id = order[static_cast<std::size_t>(i)];
@@ -47,7 +49,9 @@ ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_
     }
     ++dynamic_count_;
     if (policy == CachePolicy::Lfu) {
-      lfu_.insert({0, clock_, id});
+      // Unused yet: ties on use count go to the colder (later pre-filled) entry first.
+      last_use_[id] = static_cast<std::uint64_t>(slots - i);
+      lfu_.insert({0, last_use_[id], id});
     } else {
       lru_.push_back(id);  // colder entries toward the back: evicted first
       lru_pos_[id] = std::prev(lru_.end());

@@ -138,10 +138,13 @@ RequestRouter::RequestRouter(const LayerPopularity& popularity, const RoutingPar
     // The request's own preference: the global shape over a random affine permutation of the
     // ranks, r -> (a r + b) mod E with gcd(a, E) = 1: O(1) per rank, no shuffle to store.
     CounterRng layer_rng = rng_.with(1000003ULL + static_cast<std::uint64_t>(layer));
-    std::uint64_t a = 1;
+    std::uint64_t a = 1;  // the identity's multiplier if no draw is coprime (a permutation either way)
     for (std::uint64_t i = 0; i < 64; ++i) {
-      a = 1 + layer_rng.bits(i) % (n > 1 ? n - 1 : 1);
-      if (std::gcd(a, n) == 1) break;
+      const std::uint64_t draw = 1 + layer_rng.bits(i) % (n > 1 ? n - 1 : 1);
+      if (std::gcd(draw, n) == 1) {
+        a = draw;
+        break;
+      }
     }
     const std::uint64_t shift = layer_rng.bits(64) % n;
     auto& cum = cumulative_[static_cast<std::size_t>(layer)];

@@ -47,6 +47,29 @@ TEST_CASE("lfu: a miss evicts the least frequently used", "[cache]") {
   CHECK(c.resident(0, 6));
 }
 
+// The pre-filled entries have no uses yet: the first miss evicts the coldest of them (the last
+// pre-filled), not the first layer's by index.
+TEST_CASE("lfu: among unused pre-filled experts the coldest goes first", "[cache]") {
+  ExpertCache c(CachePolicy::Lfu, 4, 0.0, LayerPopularity(2, shape()));
+  // Pre-filled hottest first: (0,0), (1,0), (0,1), (1,1).
+  c.insert(0, 7);
+  CHECK_FALSE(c.resident(1, 1));
+  CHECK(c.resident(0, 0));
+  CHECK(c.resident(1, 0));
+  CHECK(c.resident(0, 1));
+  c.insert(1, 7);  // then (0,1), the next coldest
+  CHECK_FALSE(c.resident(0, 1));
+  CHECK(c.resident(0, 0));
+}
+
+// A card of a pipeline split can hold only dense layers: it has no experts to cache.
+TEST_CASE("a cache over no MoE layers is empty", "[cache]") {
+  ExpertCache c(CachePolicy::Profile, 0, 0.0, LayerPopularity{});
+  CHECK(c.resident_count() == 0);
+  CHECK(prefill_order(LayerPopularity{}).empty());
+  CHECK_THROWS(ExpertCache(CachePolicy::Lru, 1, 0.0, LayerPopularity{}));
+}
+
 TEST_CASE("profile-lru: the pinned part survives any number of misses", "[cache]") {
   ExpertCache c(CachePolicy::ProfileLru, 4, 0.5, LayerPopularity(1, shape()));
   for (int e = 4; e < 8; ++e) c.insert(0, e);

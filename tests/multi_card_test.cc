@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scenario_runs.h"
+#include "workloads/layer_split.h"
 
 using vramsim::test::json_number;
 using vramsim::test::run_json;
@@ -183,4 +184,41 @@ TEST_CASE("validate: published layer-split measurements on 2x RTX 3090 within to
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("\"failed\": 0"));
+}
+
+// Found in review: a pipeline card given only dense layers had an empty expert cache built on
+// no MoE layer, which read past its end (a segfault). The model is the case study's with two
+// dense layers in front (tests/data/models).
+TEST_CASE("a pipeline card with only dense layers holds no experts and the run completes", "[multi][errors]") {
+  const std::string model = std::string(VRAMSIM_TEST_DATA_DIR) + "/models/moe-125b-q2-dense-first.yaml";
+  const std::string out = run_json(kMixed, "--set model=" + model + " --set 'engine.layer_split=[2,48]' --set workload.requests=2");
+  CHECK(json_number(out, "completed", "requests") == 2);
+  CHECK(decode(out) > 0);
+}
+
+TEST_CASE("layers split by capacity: a card without room keeps one layer, the counts add up", "[multi]") {
+  const auto split = vramsim::workloads::layers_by_capacity(10, {-50.0, 10.0});
+  REQUIRE(split.size() == 2);
+  CHECK(split[0] == 1);
+  CHECK(split[1] == 9);
+}
+
+// fit --gpus N: layers are whole, so a suggestion must fit every card, not only the total.
+TEST_CASE("fit --gpus N: the largest context and each suggestion fit every card", "[multi][fit]") {
+  const auto r = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --gpus 3 --context 63000 --json");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const double best = json_number(r.out, "max_context_tokens");
+  CHECK(best < 63000);
+  const auto at_best = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --gpus 3 --context " +
+                                   std::to_string(static_cast<long long>(best)) + " --json");
+  auto top_level_fits = [](const std::string& json) {  // the first "fits" is the answer's, the cards' follow
+    const std::size_t at = json.find("\"fits\": ");
+    REQUIRE(at != std::string::npos);
+    return json.compare(at + 8, 4, "true") == 0;
+  };
+  CHECK(top_level_fits(at_best.out));
+  const auto over = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --gpus 3 --context " +
+                                std::to_string(static_cast<long long>(best) + 1) + " --json");
+  CHECK_FALSE(top_level_fits(over.out));
 }

@@ -40,12 +40,23 @@ void validate(const FitQuery& q) {
   }
 }
 
+// Whether `f` (of `q`'s model, or of `model` when given) fits the query's cards: the total, and
+// with several cards each card's whole layers (the split `vramsim run` uses).
+bool fits_cards(const FitQuery& q, const ModelSpec& model, const Footprint& f, double usable) {
+  if (f.total > usable) return false;
+  if (q.gpus == 1) return true;
+  const std::vector<double> per_card(static_cast<std::size_t>(q.gpus), usable / q.gpus);
+  for (const auto& c : split_footprint(f, model.layers, layers_by_capacity(model.layers, per_card), per_card))
+    if (!c.fits()) return false;
+  return true;
+}
+
 Suggestion evaluate(std::string kind, std::string change, const FitQuery& q, const BudgetRequest& r, double usable) {
   Suggestion s;
   s.kind = std::move(kind);
   s.change = std::move(change);
   s.footprint = footprint(q.model, r);
-  s.fits = s.footprint.total <= usable;
+  s.fits = fits_cards(q, q.model, s.footprint, usable);
   s.decode_tok_s = s.fits ? decode_tokens_per_second(q.model, r, q.gpu, q.gpus) : 0.0;
   return s;
 }
@@ -68,11 +79,17 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   }
   rep.headroom_bytes = rep.usable_bytes - rep.footprint.total;
   rep.kv_bytes_per_1k_tokens = rep.footprint.kv / static_cast<double>(q.context_tokens) * 1024.0;
-  rep.max_context_tokens = max_context_that_fits(q.model, r, rep.usable_bytes);
+  rep.max_context_tokens =
+      max_context_that_fits(q.model, r, [&](const Footprint& f) { return fits_cards(q, q.model, f, rep.usable_bytes); });
   rep.bytes_per_token = bytes_read_per_token(q.model, r);
   rep.decode_efficiency = decode_efficiency(q.gpus);
   rep.gpu_decode_tok_s = decode_tokens_per_second(q.model, r, q.gpu, q.gpus);
   rep.resident_fraction = std::min(1.0, rep.usable_bytes / rep.footprint.total);
+  if (!rep.cards.empty()) {  // whole layers per card: what each card can hold of its own share
+    double resident = 0;
+    for (const auto& c : rep.cards) resident += std::min(c.need, c.usable);
+    rep.resident_fraction = std::min(1.0, resident / rep.footprint.total);
+  }
   if (rep.fits) {
     rep.decode_tok_s = rep.gpu_decode_tok_s;
     return rep;

@@ -15,7 +15,10 @@ std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capac
   if (layers < cards)
     throw std::invalid_argument("a model of " + std::to_string(layers) + " layers cannot be split over " +
                                 std::to_string(cards) + " cards");
-  const double total = std::accumulate(capacity.begin(), capacity.end(), 0.0);
+  // A card with no room (its tenants hold more than its share) gets only its one layer.
+  std::vector<double> room(capacity.size());
+  std::transform(capacity.begin(), capacity.end(), room.begin(), [](double c) { return std::max(0.0, c); });
+  const double total = std::accumulate(room.begin(), room.end(), 0.0);
   if (!(total > 0)) throw std::invalid_argument("the cards have no free memory to split layers over");
   // Every card one layer, the rest by largest remainder (ties to the lower index: deterministic).
   std::vector<int> out(capacity.size(), 1);
@@ -23,7 +26,7 @@ std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capac
   std::vector<std::pair<double, int>> remainder;
   int dealt = 0;
   for (int c = 0; c < cards; ++c) {
-    const double exact = rest * std::max(0.0, capacity[static_cast<std::size_t>(c)]) / total;
+    const double exact = rest * room[static_cast<std::size_t>(c)] / total;
     const int whole = static_cast<int>(std::floor(exact));
     out[static_cast<std::size_t>(c)] += whole;
     dealt += whole;

@@ -70,9 +70,14 @@ double decode_tokens_per_second(const ModelSpec& model, const BudgetRequest& req
 }
 
 std::int64_t max_context_that_fits(const ModelSpec& model, BudgetRequest request, double usable) {
+  return max_context_that_fits(model, request, [&](const Footprint& f) { return f.total <= usable; });
+}
+
+std::int64_t max_context_that_fits(const ModelSpec& model, BudgetRequest request,
+                                   const std::function<bool(const Footprint&)>& fits_footprint) {
   auto fits = [&](std::int64_t ctx) {
     request.context_tokens = ctx;
-    return footprint(model, request).total <= usable;
+    return fits_footprint(footprint(model, request));
   };
   if (!fits(1)) return 0;
   if (fits(model.max_context)) return model.max_context;

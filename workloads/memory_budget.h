@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "hw/gpu.h"
 #include "workloads/model.h"
@@ -70,6 +71,10 @@ double decode_tokens_per_second(const ModelSpec& model, const BudgetRequest& req
 // The largest context (tokens, <= model.max_context) whose footprint fits in `usable`,
 // or 0 when not even one token fits.
 std::int64_t max_context_that_fits(const ModelSpec& model, BudgetRequest request, double usable);
+// The same with any fit test on the footprint (it must hold for shorter contexts when it holds
+// for a longer one), e.g. each of several cards holding its whole layers.
+std::int64_t max_context_that_fits(const ModelSpec& model, BudgetRequest request,
+                                   const std::function<bool(const Footprint&)>& fits);
 
 // Offload to system RAM: the resident share r = min(1, usable / total) runs from VRAM, the rest
 // from host memory; the time per token is the sum of each part's bytes over its bandwidth
