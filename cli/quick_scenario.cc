@@ -12,6 +12,15 @@
 #include "workloads/formats.h"
 
 namespace vramsim::cli {
+namespace {
+// A command-line value as a YAML single-quoted scalar: taken as written, whatever it holds.
+std::string quoted(const std::string& value) {
+  std::string out = "'";
+  for (char c : value) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+}  // namespace
+
 bool fits(const sim::Scenario& s) {
   try {
     sim::plan_cards(s);
@@ -47,14 +56,14 @@ sim::Scenario named_scenario(const Args& args) {
   const std::string link = args.get("--link").value_or("pcie-gen" + std::to_string(spec.pcie_generation) + "-x16");
   std::ostringstream y;
   y << "hardware:\n"
-    << "  gpu: { preset: " << gpu << ", count: " << gpus << " }\n"
-    << "  link: { preset: " << link << " }\n"
-    << "  host: { preset: " << args.get("--host").value_or("ddr5-dual-channel") << " }\n"
-    << "model: " << model << "\n"
+    << "  gpu: { preset: " << quoted(gpu) << ", count: " << gpus << " }\n"
+    << "  link: { preset: " << quoted(link) << " }\n"
+    << "  host: { preset: " << quoted(args.get("--host").value_or("ddr5-dual-channel")) << " }\n"
+    << "model: " << quoted(model) << "\n"
     << "engine:\n"
-    << "  preset: " << args.get("--engine").value_or("llama.cpp") << "\n"
+    << "  preset: " << quoted(args.get("--engine").value_or("llama.cpp")) << "\n"
     << "  context: " << args.integer("--context", 4096, 1, std::int64_t{1} << 32) << "\n";
-  if (auto q = args.get("--quant")) y << "  weights: { experts: " << *q << ", other: " << *q << " }\n";
+  if (auto q = args.get("--quant")) y << "  weights: { experts: " << quoted(*q) << ", other: " << quoted(*q) << " }\n";
   y << "workload: { clients: 1, requests: 3, prompt_tokens: 512, gen_tokens: 128 }\nseed: 1\n";
   auto tree = config::parse_yaml(y.str(), "<command line>");
   if (!tree) throw config::ConfigError(tree.error());

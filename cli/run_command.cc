@@ -367,7 +367,14 @@ int run_command(const std::vector<std::string>& argv) {
     }
   } else if (args.positional().size() != 1) {
     throw UsageError("run takes one scenario file, or --model and --gpu (see --help)");
+  } else {
+    for (const char* named : {"--model", "--gpu", "--gpus", "--quant", "--link", "--host", "--engine", "--context"})
+      if (args.get(named))
+        throw UsageError(std::string(named) + " builds a scenario without a file; with " + args.positional()[0] +
+                         " use --set instead (e.g. --set hardware.gpu.preset=rtx-4090)");
   }
+  if (args.get("--log") && !args.get("--log-format")) throw UsageError("--log needs --log-format strata");
+  if (args.get("--trace-steps") && !args.get("--trace")) throw UsageError("--trace-steps needs --trace FILE");
   sim::Scenario scenario = quick ? quick->scenario : load_scenario(args, "run");
 
   const auto log_format = args.get("--log-format");
@@ -376,6 +383,16 @@ int run_command(const std::vector<std::string>& argv) {
   if (auto path = args.get("--requests-out")) {
     requests_out = std::make_unique<std::ofstream>(*path);
     if (!*requests_out) throw UsageError("cannot write " + *path);
+  }
+  // Output files are opened before the simulation, so that a bad path fails at once.
+  std::unique_ptr<std::ofstream> trace_out, log_out;
+  if (auto path = args.get("--trace")) {
+    trace_out = std::make_unique<std::ofstream>(*path);
+    if (!*trace_out) throw UsageError("cannot write " + *path);
+  }
+  if (auto path = args.get("--log")) {
+    log_out = std::make_unique<std::ofstream>(*path);
+    if (!*log_out) throw UsageError("cannot write " + *path);
   }
   std::ostringstream strata;
   sim::RunOptions options;
@@ -407,11 +424,7 @@ int run_command(const std::vector<std::string>& argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sim::PowerSummary power = sim::summarise_power(scenario, result);
 
-  if (auto path = args.get("--trace")) {
-    std::ofstream trace(*path);
-    if (!trace) throw UsageError("cannot write " + *path);
-    trace << sim::chrome_trace(result.trace);
-  }
+  if (trace_out) *trace_out << sim::chrome_trace(result.trace);
   const bool json = args.flag("--json");
   if (quick && !json)
     std::cout << "vramsim run: " << scenario.model.name << " on " << scenario.cards.size() << " x " << scenario.gpu.spec.name
@@ -419,10 +432,8 @@ int run_command(const std::vector<std::string>& argv) {
   std::cout << (json ? to_json(scenario, result, power, wall) : to_table(scenario, result, power, wall));
   if (log_format) {
     const std::string text = sim::strata_startup_lines(scenario, result) + strata.str();
-    if (auto path = args.get("--log")) {
-      std::ofstream log(*path);
-      if (!log) throw UsageError("cannot write " + *path);
-      log << text;
+    if (log_out) {
+      *log_out << text;
     } else if (json) {
       std::cerr << text;
     } else {

@@ -161,11 +161,28 @@ void ResultsStore::open_study(const Study& study) {
   const fs::path p = dir_ / "study.json";
   const json::Value manifest = study_manifest(study);
   if (fs::exists(p)) {
+    // Recorded results are reused only for the same points of the same inputs: the points'
+    // overrides, the seed, the fixed overrides and the scenario files' text (the study file's
+    // own text may change, e.g. a title, without changing a result).
     auto old = json::parse(read_text(p));
-    const json::Value* old_points = old ? old->find("points") : nullptr;
-    if (!old_points || json::to_line(*old_points) != json::to_line(*manifest.find("points")))
-      throw std::runtime_error(dir_.string() + " holds the results of another study (or other points); choose "
-                               "another -o DIR or delete it");
+    auto differs = [&](const char* key) {
+      const json::Value* before = old ? old->find(key) : nullptr;
+      const json::Value* now = manifest.find(key);
+      if (std::string_view(key) != "inputs") return !before || !now || json::to_line(*before) != json::to_line(*now);
+      auto scenarios = [&](const json::Value* inputs) {
+        std::string out;
+        if (inputs)
+          for (const auto& in : inputs->items())
+            if (const json::Value* path = in.find("path"); path && path->text() != study.source) out += json::to_line(in);
+        return out;
+      };
+      return scenarios(before) != scenarios(now);
+    };
+    for (const char* key : {"points", "seed", "set", "inputs"})
+      if (differs(key))
+        throw std::runtime_error(dir_.string() + " holds the results of another study (they differ in: " +
+                                 (std::string_view(key) == "inputs" ? std::string("the scenario files' text") : std::string(key)) +
+                                 "); choose another -o DIR or delete it");
   }
   json::Writer w(true);
   json::write(w, manifest);

@@ -242,6 +242,15 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
   for (std::size_t i = 0; i < axes.items().size(); ++i) {
     const std::string path = "axes[" + std::to_string(i) + "]";
     s.dimensions.push_back(decode_dimension(axes.items()[i], path));
+    // Each step is a distinct point: the same values twice would be one point recorded twice.
+    std::set<std::string> steps;
+    const auto& dim = s.dimensions.back();
+    for (std::size_t step = 0; !dim.axes.empty() && step < dim.axes.front().values.size(); ++step) {
+      std::string values;
+      for (const auto& axis : dim.axes) values += (axis.values[step] ? "=" + *axis.values[step] : std::string("~")) + "\n";
+      if (!steps.insert(values).second)
+        fail(axes.items()[i], path, "step " + std::to_string(step + 1) + " repeats an earlier step's values");
+    }
     for (auto& axis : s.dimensions.back().axes) {
       if (!keys.insert(axis.key).second)
         fail(axes.items()[i], path, "key \"" + axis.key + "\" is set twice (in `set` or another axis)");

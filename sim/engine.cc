@@ -631,11 +631,14 @@ class Simulation {
     // all-reduce of a given size takes the same time: the first of each size runs as SimGrid
     // communications, the rest reuse its measured duration (exact, and ~100x fewer activities).
     auto known = all_reduce_s_.find(bytes);
+    double counted = 0;  // all-reduces whose bytes the fabric has already counted
     if (known == all_reduce_s_.end()) {
       const double a0 = s4u::Engine::get_clock();
       fabric_->all_reduce(bytes);
+      counted = 1;
       known = all_reduce_s_.emplace(bytes, s4u::Engine::get_clock() - a0).first;
     }
+    fabric_->count_all_reduces(bytes, layers * 2.0 - counted);
     const double collectives = layers * 2.0 * (ph.collective_sync + known->second);
     s4u::this_actor::sleep_until(t0 + slowest + collectives);
     ++out_.simgrid_activities;
@@ -648,18 +651,22 @@ class Simulation {
       for (auto it = card_lock_.rbegin(); it != card_lock_.rend(); ++it) (*it)->unlock();
   }
 
-  // Each link's traffic: the expert path's bytes (inside the step model's times) plus what
-  // the fabric carried (hand-offs, all-reduces).
+  // Each link's traffic in its busier direction: the expert path's bytes (inside the step
+  // model's times; host to card, the activations' return being small) plus what the fabric
+  // carried (hand-offs, all-reduces) in each direction.
   void report_links(const PlatformSpec& spec) {
-    for (std::size_t c = 0; c < spec.card_links.size(); ++c)
-      out_.links.push_back(LinkUse{spec.card_links[c].name + " (" + s_.cards[c].link.spec.name + ")",
-                                   spec.card_links[c].bandwidth, link_bytes_[c] + fabric_->card_link_bytes(static_cast<int>(c))});
+    for (std::size_t c = 0; c < spec.card_links.size(); ++c) {
+      const int card = static_cast<int>(c);
+      out_.links.push_back(LinkUse{spec.card_links[c].name + " (" + s_.cards[c].link.spec.name + ")", spec.card_links[c].bandwidth,
+                                   std::max(link_bytes_[c] + fabric_->card_link_down(card), fabric_->card_link_up(card))});
+    }
     if (spec.pcie_switch)
       out_.links.push_back(LinkUse{"switch uplink (" + s_.pcie_switch->spec.name + ")", spec.pcie_switch->bandwidth,
-                                   fabric_->switch_bytes() + std::accumulate(link_bytes_.begin(), link_bytes_.end(), 0.0)});
+                                   std::max(fabric_->switch_down() + std::accumulate(link_bytes_.begin(), link_bytes_.end(), 0.0),
+                                            fabric_->switch_up())});
     if (spec.gpu_link)
       out_.links.push_back(LinkUse{"card-to-card (" + s_.gpu_link->spec.name + ")", spec.gpu_link->bandwidth,
-                                   fabric_->gpu_link_bytes()});
+                                   fabric_->gpu_link_busiest()});
   }
 
   void record_trace(double t0, const StepResult& step) {

@@ -84,7 +84,7 @@ struct RequestSample {
 struct LinkUse {
   std::string name;        // "pcie0 (pcie-gen4-x16)", "nvlink", "switch uplink"
   double bandwidth = 0;    // bytes per second, per direction
-  double bytes = 0;        // carried in the busier direction's sense: all bytes over the link
+  double bytes = 0;        // carried in the busier direction (each direction has `bandwidth`)
 };
 
 struct RunResult {

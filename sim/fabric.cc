@@ -1,5 +1,7 @@
 #include "sim/fabric.h"
 
+#include <algorithm>
+
 namespace vramsim::sim {
 namespace s4u = simgrid::s4u;
 
@@ -12,12 +14,19 @@ int Fabric::card_of(const s4u::Host* h) const {
 void Fabric::count(const Move& m, double bytes) {
   const int a = card_of(m.from), b = card_of(m.to);
   if (a >= 0 && b >= 0 && gpu_link_) {
-    gpu_link_bytes_ += bytes;
+    gpu_pair_bytes_[{a, b}] += bytes;
     return;
   }
-  if (a >= 0) card_bytes_[static_cast<std::size_t>(a)] += bytes;
-  if (b >= 0) card_bytes_[static_cast<std::size_t>(b)] += bytes;
-  if (switch_ && (a < 0 || b < 0)) switch_bytes_ += bytes;  // host traffic crosses the uplink; peer traffic does not
+  if (a >= 0) card_up_[static_cast<std::size_t>(a)] += bytes;
+  if (b >= 0) card_down_[static_cast<std::size_t>(b)] += bytes;
+  if (switch_ && b < 0) switch_up_ += bytes;  // host traffic crosses the uplink; peer traffic does not
+  if (switch_ && a < 0) switch_down_ += bytes;
+}
+
+double Fabric::gpu_link_busiest() const {
+  double most = 0;
+  for (const auto& [pair, bytes] : gpu_pair_bytes_) most = std::max(most, bytes);
+  return most;
 }
 
 void Fabric::move_all(const std::vector<Move>& moves, double bytes, bool simulate) {
@@ -56,9 +65,13 @@ void Fabric::count_card_to_card(int from, int to, double bytes) {
   for (int hop = 0; hop < 2; ++hop) move_all(card_hops(from, to, hop), bytes, false);
 }
 
-void Fabric::all_reduce(double bytes) {
+void Fabric::all_reduce(double bytes) { ring_all_reduce(bytes, 1.0, true); }
+
+void Fabric::count_all_reduces(double bytes, double times) { ring_all_reduce(bytes, times, false); }
+
+void Fabric::ring_all_reduce(double bytes, double times, bool simulate) {
   const int n = static_cast<int>(p_.gpus.size());
-  if (n < 2) return;
+  if (n < 2 || times <= 0) return;
   const double chunk = bytes / n;
   // Reduce-scatter then all-gather: 2 (N - 1) steps of every card sending one chunk onwards.
   for (int step = 0; step < 2 * (n - 1); ++step)
@@ -66,7 +79,7 @@ void Fabric::all_reduce(double bytes) {
       std::vector<Move> moves;
       for (int c = 0; c < n; ++c)
         for (const Move& m : card_hops(c, (c + 1) % n, hop)) moves.push_back(m);
-      move_all(moves, chunk);
+      move_all(moves, simulate ? chunk : chunk * times, simulate);
     }
 }
 

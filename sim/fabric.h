@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "sim/platform.h"
@@ -24,7 +26,8 @@ class Fabric {
  public:
   // `has_switch` / `has_gpu_link`: how the platform routes (for the byte counts).
   Fabric(const Platform& platform, bool has_switch, bool has_gpu_link)
-      : p_(platform), switch_(has_switch), gpu_link_(has_gpu_link), card_bytes_(platform.gpus.size(), 0.0) {}
+      : p_(platform), switch_(has_switch), gpu_link_(has_gpu_link), card_down_(platform.gpus.size(), 0.0),
+        card_up_(platform.gpus.size(), 0.0) {}
 
   void host_to_card(int card, double bytes);
   void card_to_host(int card, double bytes);
@@ -34,13 +37,20 @@ class Fabric {
   void count_card_to_card(int from, int to, double bytes);
   // Every card ends with the sum of all cards' `bytes`-sized buffers (ring algorithm).
   void all_reduce(double bytes);
+  // Counts the bytes of `times` such all-reduces on their links without simulating them (ones
+  // whose duration the caller already knows, on an otherwise idle fabric).
+  void count_all_reduces(double bytes, double times);
 
   // SimGrid communications started so far (the cost meter).
   std::int64_t communications() const { return comms_; }
-  // Bytes carried so far, per link.
-  double card_link_bytes(int card) const { return card_bytes_.empty() ? 0.0 : card_bytes_.at(static_cast<std::size_t>(card)); }
-  double switch_bytes() const { return switch_bytes_; }
-  double gpu_link_bytes() const { return gpu_link_bytes_; }
+  // Bytes carried so far, per link and direction (links are split-duplex: each direction has
+  // the link's bandwidth). Down: towards the card (host to card); up: from it.
+  double card_link_down(int card) const { return card_down_.at(static_cast<std::size_t>(card)); }
+  double card_link_up(int card) const { return card_up_.at(static_cast<std::size_t>(card)); }
+  double switch_down() const { return switch_down_; }
+  double switch_up() const { return switch_up_; }
+  // The card-to-card link: the busiest (from, to) direction of any pair.
+  double gpu_link_busiest() const;
 
  private:
   // Sends every (from, to, bytes) at once and waits for all of them; staged pairs take two hops.
@@ -52,15 +62,16 @@ class Fabric {
   std::vector<Move> card_hops(int from, int to, int hop) const;
 
   void count(const Move& m, double bytes);
+  void ring_all_reduce(double bytes, double times, bool simulate);
   int card_of(const simgrid::s4u::Host* h) const;
 
   const Platform& p_;
   bool switch_ = false;
   bool gpu_link_ = false;
   std::int64_t comms_ = 0;
-  std::vector<double> card_bytes_;
-  double switch_bytes_ = 0;
-  double gpu_link_bytes_ = 0;
+  std::vector<double> card_down_, card_up_;
+  double switch_down_ = 0, switch_up_ = 0;
+  std::map<std::pair<int, int>, double> gpu_pair_bytes_;  // (from, to) card pairs over the card-to-card link
 };
 
 }  // namespace vramsim::sim

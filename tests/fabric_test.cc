@@ -77,14 +77,18 @@ TEST_CASE("an NVLink bridge carries card-to-card copies and all-reduces", "[sim]
   auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) {
     out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
     out.push_back(timed([&] { f.all_reduce(b); }));
-    out.push_back(f.gpu_link_bytes());
-    out.push_back(f.card_link_bytes(0));
+    out.push_back(f.gpu_link_busiest());
+    out.push_back(f.card_link_down(0) + f.card_link_up(0));
+    f.count_all_reduces(b, 3);  // three more whose time is known: bytes only
+    out.push_back(f.gpu_link_busiest());
   });
   CHECK(t[0] == Approx(kNvLat + b / kNv).epsilon(1e-9));
   // Both directions of the bridge at once (split duplex): each ring step is one chunk's time.
   CHECK(t[1] == Approx(2 * (kNvLat + b / 2 / kNv)).epsilon(1e-9));
-  CHECK(t[2] == Approx(b + 2 * 2 * b / 2));
+  // Busier direction, 0 -> 1: the copy (B) and the all-reduce's two ring steps of B/2 each.
+  CHECK(t[2] == Approx(b + 2 * b / 2));
   CHECK(t[3] == 0);
+  CHECK(t[4] == Approx(t[2] + 3 * b));
 }
 
 TEST_CASE("a 4-card ring all-reduce takes 2(N-1) steps of B/N each", "[sim][fabric]") {
@@ -107,9 +111,11 @@ TEST_CASE("cards behind a PCIe switch share its uplink to the host", "[sim][fabr
       f.host_to_card(0, b);
       other->join();
     }));
-    out.push_back(f.switch_bytes());
+    out.push_back(f.switch_down());
+    out.push_back(f.switch_up());
   });
   CHECK(t[0] == Approx(2 * kPcieLat + b / kX16).epsilon(1e-9));
   CHECK(t[1] == Approx(2 * kPcieLat + 2 * b / kX16).epsilon(1e-9));
-  CHECK(t[2] == Approx(3 * b));
+  CHECK(t[2] == Approx(3 * b));  // host to card: all down the uplink
+  CHECK(t[3] == 0);
 }

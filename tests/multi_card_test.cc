@@ -222,3 +222,18 @@ TEST_CASE("fit --gpus N: the largest context and each suggestion fit every card"
                                 std::to_string(static_cast<long long>(best) + 1) + " --json");
   CHECK_FALSE(top_level_fits(over.out));
 }
+
+// Every all-reduce's bytes are counted on the link, not only the first of each size (whose
+// duration the rest reuse), and in the busier direction of the split-duplex bridge.
+TEST_CASE("tensor split: the card-to-card link carries every all-reduce", "[multi][fabric]") {
+  const std::string nvlink = kConfigs + "/scenarios/llama70b-2x3090-nvlink.yaml";
+  auto bridge_gb = [&](int requests) {
+    const std::string out = run_json(nvlink, "--set engine.split=tensor --set workload.requests=" + std::to_string(requests));
+    const std::size_t at = out.find("card-to-card");
+    REQUIRE(at != std::string::npos);
+    return json_number(out.substr(at), "gb");
+  };
+  const double one = bridge_gb(1), four = bridge_gb(4);
+  CHECK(one > 0);
+  CHECK(four == Approx(4 * one).epsilon(0.05));
+}

@@ -177,3 +177,32 @@ TEST_CASE("an open-loop workload with clients is refused", "[run][errors]") {
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("workload.clients: an open-loop (poisson) workload has no clients"));
 }
+
+// Options that build a scenario without a file, or that depend on another, are refused rather
+// than ignored; an output file that cannot be written fails before the simulation runs.
+TEST_CASE("run refuses options it would ignore and unwritable outputs up front", "[run][errors]") {
+  const std::string shared = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
+  auto gpu = run_vramsim("run " + shared + " --gpu rtx-3060-12gb");
+  CHECK(gpu.status == 2);
+  CHECK_THAT(gpu.err, Catch::Contains("--gpu builds a scenario without a file;") && Catch::Contains("use --set instead"));
+  auto log = run_vramsim("run " + shared + " --log out.log");
+  CHECK(log.status == 2);
+  CHECK_THAT(log.err, Catch::Contains("--log needs --log-format strata"));
+  auto steps = run_vramsim("run " + shared + " --trace-steps 5");
+  CHECK(steps.status == 2);
+  CHECK_THAT(steps.err, Catch::Contains("--trace-steps needs --trace FILE"));
+  auto trace = run_vramsim("run " + shared + " --trace /no/such/dir/trace.json");
+  CHECK(trace.status == 2);
+  CHECK_THAT(trace.err, Catch::Contains("cannot write /no/such/dir/trace.json"));
+  CHECK_THAT(trace.out, !Catch::Contains("decode tok/s"));  // refused before the run
+}
+
+// Command-line names are values, never YAML: a brace or a comma in one is a bad name.
+TEST_CASE("run --model: option values cannot inject YAML", "[run][errors]") {
+  auto host = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --host 'x }'");
+  CHECK(host.status == 2);
+  CHECK_THAT(host.err, Catch::Contains("\"x }\" is not a host name"));
+  auto quant = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant 'Q4_K_M, extra: 1'");
+  CHECK(quant.status == 2);
+  CHECK_THAT(quant.err, Catch::Contains("unknown weights format \"Q4_K_M, extra: 1\""));
+}

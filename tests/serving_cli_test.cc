@@ -127,6 +127,8 @@ TEST_CASE("bad serving input is refused with exit 2 and a compiler-style message
        data_path("serving/trace_bad_row.csv") + ":3:5: error: workload.trace: prompt_tokens: expected a whole number, got \"12x\""},
       {"workload.trace=" + data_path("serving/trace.csv"), "workload.prompt_tokens: a trace gives every request's lengths"},
       {"workload.trace=" + data_path("serving/trace.csv") + kTrace, "a row has a prefix_id but no prefix length"},
+      {"workload.trace=" + data_path("serving/trace.csv") + kTrace + " --set workload.shared_prefix_tokens=2050",
+       "workload.shared_prefix_tokens: the shared prefix (2050 tokens) is longer than request 1's prompt (2048 tokens)"},
       // KV for the slots must fit the card: 16 slots of a 32K window on the shared card do not.
       {"engine.parallel=16", "the engine's fixed allocations do not fit: 31.84 GiB card - 17.68 GiB other tenants - 29.68 GiB fixed (weights outside the experts, KV cache, runtime)"},
   };

@@ -101,6 +101,14 @@ TEST_CASE("a request trace is read in arrival order; a malformed row names file:
                     bad + ":3:5: error: workload.trace: prompt_tokens: expected a whole number, got \"12x\"");
   CHECK_THROWS_WITH(workloads::read_request_trace(test::data_path("serving/trace_unordered.csv"), "workload.trace"),
                     Catch::Contains("trace_unordered.csv:3:1: error: workload.trace: arrival_s: earlier than the previous request's"));
+  // One prefix, one length: the prompt cache holds what the first row prefilled.
+  CHECK_THROWS_WITH(workloads::read_request_trace(test::data_path("serving/trace_prefix_mismatch.csv"), "workload.trace"),
+                    Catch::Contains("trace_prefix_mismatch.csv:4:") &&
+                        Catch::Contains("prefix_tokens: prefix 3 was 100 tokens at row 3: rows sharing a prefix_id share its length"));
+  // A spreadsheet's UTF-8 byte-order mark before the header is not part of the first column's name.
+  const auto bom = workloads::read_request_trace(test::data_path("serving/trace_bom.csv"), "workload.trace");
+  REQUIRE(bom.size() == 1);
+  CHECK(bom[0].prompt_tokens == 100);
 }
 
 TEST_CASE("bad workloads: min > max, outside the context, zero clients, negative rates", "[serving][errors]") {

@@ -137,6 +137,8 @@ TEST_CASE("sweep: study errors read like a compiler's", "[sweep][errors]") {
              Catch::Contains("error: axes[0]: key \"workload.clients\" is set twice"));
   CHECK_THAT(study_error("e8", head + "axes:\n  - { key: workload.clients, values: [1], range: { from: 1, to: 2, step: 1 } }\n"),
              Catch::Contains("sweep_study_e8.yaml:4:38: error: axes[0].values: give either `values: [...]` or `range: {from, to, step}`"));
+  CHECK_THAT(study_error("e10", head + "axes:\n  - { key: workload.clients, values: [1, 2, 1] }\n"),
+             Catch::Contains("sweep_study_e10.yaml:4:5: error: axes[0]: step 3 repeats an earlier step's values"));
   // The command exits 2 with the same message.
   auto r = run_vramsim("sweep " + write_study("e9", head + "axes: []\n").string() + " -o " + fresh_dir("e9"));
   CHECK(r.status == 2);
@@ -342,4 +344,20 @@ TEST_CASE("sweep: vramsim report rewrites a results directory's report", "[sweep
   auto bad = run_vramsim("report " + fresh_dir("nothing"));
   CHECK(bad.status == 2);
   CHECK_THAT(bad.err, Catch::Contains("not a sweep's results directory"));
+}
+
+// A results directory is reused only for the same inputs: another seed (or other scenario text)
+// would otherwise be reported under results computed before it changed.
+TEST_CASE("sweep: a rerun with another seed refuses the old results directory", "[sweep][resume]") {
+  const std::string head = "study: reseed\nscenario: moe125b-rtx5090-gen3-exclusive\nset: { workload.requests: 2 }\n"
+                           "axes:\n  - { key: workload.clients, values: [1] }\n";
+  const std::string dir = fresh_dir("reseed");
+  auto first = run_vramsim("sweep " + write_study("reseed1", head + "seed: 1\n").string() + " -o " + dir + " -j 1");
+  INFO(first.err);
+  REQUIRE(first.status == 0);
+  auto same = run_vramsim("sweep " + write_study("reseed1", head + "seed: 1\n").string() + " -o " + dir + " -j 1");
+  CHECK(same.status == 0);
+  auto other = run_vramsim("sweep " + write_study("reseed7", head + "seed: 7\n").string() + " -o " + dir + " -j 1");
+  CHECK(other.status != 0);
+  CHECK_THAT(other.err, Catch::Contains("holds the results of another study (they differ in: seed)"));
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "core/catalogue.h"
 
@@ -120,6 +121,7 @@ class CsvTable {
     std::string line;
     while (std::getline(in_, line)) {
       ++row_;
+      if (row_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
       if (!line.empty() && line.back() == '\r') line.pop_back();
       const auto first = line.find_first_not_of(" \t");
       if (first == std::string::npos || line[first] == '#') continue;
@@ -190,6 +192,7 @@ std::vector<TraceRow> read_request_trace(const std::string& path, const std::str
             prefix_tokens = t.column("prefix_tokens", false);
   constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
   std::vector<TraceRow> rows;
+  std::map<std::int32_t, std::pair<std::int32_t, int>> prefix_length;  // prefix_id -> (tokens, row)
   while (t.next_row()) {
     TraceRow r;
     r.arrival_s = t.number(arrival);
@@ -201,6 +204,12 @@ std::vector<TraceRow> read_request_trace(const std::string& path, const std::str
     if (!t.empty(prefix_tokens)) {
       if (r.prefix_id < 0) t.fail_field(prefix_tokens, "a prefix length without a prefix_id");
       r.prefix_tokens = static_cast<std::int32_t>(t.integer(prefix_tokens, 0, r.prompt_tokens));
+      // One prefix, one length: the engine's prompt cache holds what the first row prefilled.
+      const auto [it, first] = prefix_length.emplace(r.prefix_id, std::pair{r.prefix_tokens, t.row()});
+      if (!first && it->second.first != r.prefix_tokens)
+        t.fail_field(prefix_tokens, "prefix " + std::to_string(r.prefix_id) + " was " + std::to_string(it->second.first) +
+                                        " tokens at row " + std::to_string(it->second.second) +
+                                        ": rows sharing a prefix_id share its length");
     }
     rows.push_back(r);
   }
@@ -298,6 +307,14 @@ WorkloadSetup decode_workload(MapReader w, std::int64_t context) {
       if (r.prefix_id >= 0 && r.prefix_tokens < 0)
         w.fail_at("trace", s.trace_file + ": a row has a prefix_id but no prefix length: add a prefix_tokens column or set "
                                           "workload.shared_prefix_tokens");
+  if (trace && s.shared_prefix_tokens > 0)  // the length of the rows' prefixes without their own
+    for (std::size_t i = 0; i < s.trace.size(); ++i) {
+      const auto& r = s.trace[i];
+      if (r.prefix_id >= 0 && r.prefix_tokens < 0 && s.shared_prefix_tokens > r.prompt_tokens)
+        w.fail_at("shared_prefix_tokens", "the shared prefix (" + std::to_string(s.shared_prefix_tokens) +
+                                              " tokens) is longer than request " + std::to_string(i + 1) + "'s prompt (" +
+                                              std::to_string(r.prompt_tokens) + " tokens) in " + s.trace_file);
+    }
   w.finish();
   return s;
 }
