@@ -269,6 +269,7 @@ LinearFit least_squares(const std::vector<std::vector<double>>& columns, const s
   const std::size_t n = y.size();
   const std::size_t p = columns.size() + 1;
   f.n = n;
+  if (n > p) f.dof = n - p;  // reported also when the fit cannot be made
   if (n <= p) return f;
   auto x = [&](std::size_t i, std::size_t j) { return j == 0 ? 1.0 : columns[j - 1][i]; };
   // Normal equations [X'X | I] reduced to [I | (X'X)^-1] by Gauss-Jordan with partial pivoting.
@@ -317,7 +318,10 @@ LinearFit least_squares(const std::vector<std::vector<double>>& columns, const s
   for (std::size_t j = 0; j < p; ++j) f.stderr_[j] = std::sqrt(std::max(0.0, s2 * a[j][p + j]));
   f.residual_rms = std::sqrt(ssr / static_cast<double>(n));
   f.r2 = sst > 0 ? 1.0 - ssr / sst : 1.0;
-  f.ok = true;
+  // An absurd record (a time of 1e300 ms) overflows the sums: no fit rather than infinities.
+  f.ok = std::isfinite(ssr) && std::isfinite(f.r2) &&
+         std::all_of(f.coef.begin(), f.coef.end(), [](double c) { return std::isfinite(c); }) &&
+         std::all_of(f.stderr_.begin(), f.stderr_.end(), [](double e) { return std::isfinite(e); });
   return f;
 }
 

@@ -86,6 +86,10 @@ std::optional<double> MapReader::optional_quantity(std::string_view key, units::
   if (lower == Lower::Positive && *value <= 0.0)
     fail(*n, key_path(key), "must be greater than zero (a " + std::string(units::name(dim)) + " of zero is not physical), got " +
                                 n->describe());
+  const units::PhysicalRange range = units::physical_range(dim);
+  if ((*value > 0.0 && *value < range.least) || *value > range.most)
+    fail(*n, key_path(key), "a " + std::string(units::name(dim)) + " of " + n->text() + " is not physical (expected " +
+                                std::string(range.least_text) + " to " + std::string(range.most_text) + ")");
   return value;
 }
 

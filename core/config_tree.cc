@@ -198,6 +198,12 @@ Status apply_override(Node& root, std::string_view assignment) {
       Node preset = Node::map(next->origin());
       preset.set("preset", *next);
       *next = std::move(preset);
+    } else if (next->is_sequence()) {
+      // A list's items are not addressed by --set: replacing the list by a map would turn a
+      // typo into a misleading error far from it.
+      return Error{"error: --set " + std::string(path) + ": " + std::string(path.substr(0, dot)) +
+                   " is a list; --set can replace it whole (" + std::string(path.substr(0, dot)) +
+                   "=[...]) but not reach into one item"};
     } else if (!next->is_map()) {
       *next = Node::map(cli);
     }

@@ -116,4 +116,16 @@ std::string format_bandwidth(double bytes_per_second) {
   return buf;
 }
 
+PhysicalRange physical_range(Dimension dim) {
+  switch (dim) {
+    case Dimension::Bytes: return {1.0, 1e18, "1 B", "1 EB"};
+    case Dimension::Bandwidth: return {1e3, 1e15, "1 kB/s", "1 PB/s"};
+    case Dimension::Time: return {1e-12, 1e7, "1 ps", "10^7 s (116 days)"};
+    case Dimension::Power: return {1e-3, 1e6, "1 mW", "1 MW"};
+    case Dimension::FlopRate: return {1e6, 1e19, "1 MFLOPS", "10 EFLOPS"};
+    case Dimension::Rate: return {1e-9, 1e9, "1e-9/s", "1e9/s"};
+  }
+  return {0.0, 0.0, "", ""};
+}
+
 }  // namespace vramsim::units

@@ -29,6 +29,16 @@ std::string expectation(Dimension dim);
 // The dimension's name: "bandwidth".
 std::string_view name(Dimension dim);
 
+// The range a quantity of `dim` can physically take in this simulator's world, in SI units
+// (bytes, B/s, s, W, FLOP/s, 1/s): a positive value below `least` or any value above `most`
+// describes no real part or workload (a 1e-300 B/s link, a 1e300 s latency) and is refused.
+struct PhysicalRange {
+  double least;  // smallest positive value
+  double most;
+  std::string_view least_text, most_text;
+};
+PhysicalRange physical_range(Dimension dim);
+
 // Bytes as GiB with two decimals ("4.53 GiB"), and friends used by the human tables.
 std::string format_gib(double bytes);
 std::string format_bandwidth(double bytes_per_second);  // "13.9 GB/s"

@@ -602,13 +602,17 @@ class Simulation {
     const auto& ph = s_.engine.physics;
     if (!tensor()) {
       for (std::size_t i = 0; i < cards.size(); ++i) {
-        const int card = stages_[i].card;
+        // The host's layers run on the CPU, except a prompt batch's: their weights stream to
+        // the first card, which computes them (StepModel::prefill), so it is that card's work.
+        const bool streamed = stages_[i].card < 0 && cards[i].pcie_bytes > 0;
+        const int card = streamed ? 0 : stages_[i].card;
         if (card < 0)
           run_on_host(cards[i], trace);
         else
-          run_on_card(card, cards[i], trace, "layers");
+          run_on_card(card, cards[i], trace, streamed ? "CPU layers' weights streamed" : "layers");
         if (i + 1 == cards.size()) break;
         const int next = stages_[i + 1].card;
+        if (next == card) continue;  // already on that card
         const double t0 = s4u::Engine::get_clock();
         s4u::this_actor::sleep_for(ph.handoff_sync);
         if (card < 0)

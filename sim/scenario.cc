@@ -59,6 +59,19 @@ GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, c
   GpuSetup g;
   const Node resolved = catalogue.resolve("gpus", "GPU", without_keys(ref, {"count", "vram_used_by_others", "free_vram"}), path);
   g.spec = hw::decode_gpu(resolved, path);
+  // The simulation takes the driver's total as the card's (vram_plan.h). It is a little less
+  // than the marketed capacity (read as GiB), never much more or much less: a capacity changed
+  // without it (a what-if) would otherwise leave the old card's total in force.
+  if (const auto& total = g.spec.driver_total_bytes;
+      total && (*total > g.spec.memory_bytes * 1.05 || *total < g.spec.memory_bytes * 0.9)) {
+    const Node* memory = resolved.find("memory");
+    const Node* at = memory && memory->find("driver_total") ? memory->find("driver_total") : &ref;
+    throw config::ConfigError(at->origin(), path + ".memory.driver_total",
+                              "the driver's total (" + units::format_gib(*total) + ") does not belong to a card of " +
+                                  units::format_gib(g.spec.memory_bytes) +
+                                  " (expected 0.9 to 1.05 x memory.capacity): change memory.driver_total with the "
+                                  "capacity, or clear it (--set " + path + ".memory.driver_total=)");
+  }
   if (ref.is_map()) {
     // Read the scenario-level keys from a view that holds only them.
     const Node own = only_keys(ref, {"count", "vram_used_by_others", "free_vram"});

@@ -197,7 +197,7 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
       const auto& gpu = s_.cards.front();
       c.transfer = ubatches(tokens) * weights / gpu.link.h2d_bandwidth;
       c.compute = flops / (gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency);
-      c.pcie_bytes = weights;
+      c.pcie_bytes = ubatches(tokens) * weights;
     } else {
       c.compute = std::max(flops / gemm_peak_, weights / bw_);
     }

@@ -246,3 +246,16 @@ TEST_CASE("calibrate --from-log: bad input exits 2 with the file and line", "[ca
   r = run_vramsim("calibrate");
   CHECK(r.status == 2);
 }
+
+TEST_CASE("least squares: exact on a line, no fit when a figure overflows or a regressor never varies", "[calibrate]") {
+  const auto line = calibrate::least_squares({{1, 2, 3, 4}}, {3, 5, 7, 9});
+  REQUIRE(line.ok);
+  CHECK(line.coef[0] == Approx(1));
+  CHECK(line.coef[1] == Approx(2));
+  CHECK(line.dof == 2);
+  // A log line's 1e300 ms decode time overflows the sums: not a fit with infinite errors.
+  CHECK_FALSE(calibrate::least_squares({{1, 2, 3, 4}}, {3, 5, 7, 1e300}).ok);
+  const auto flat = calibrate::least_squares({{2, 2, 2}}, {1, 2, 3});
+  CHECK_FALSE(flat.ok);
+  CHECK(flat.dof == 1);  // reported though the fit cannot be made
+}

@@ -7,6 +7,7 @@
 
 #include "tests/test_support.h"
 
+using vramsim::test::json_number;
 using vramsim::test::run_vramsim;
 
 namespace {
@@ -205,4 +206,45 @@ TEST_CASE("run --model: option values cannot inject YAML", "[run][errors]") {
   auto quant = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant 'Q4_K_M, extra: 1'");
   CHECK(quant.status == 2);
   CHECK_THAT(quant.err, Catch::Contains("unknown weights format \"Q4_K_M, extra: 1\""));
+}
+
+// Values no real part has are refused where they are written, not left to overflow a run.
+TEST_CASE("physically impossible quantities and a capacity without its driver total are refused", "[run][errors]") {
+  const std::string shared = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
+  const std::pair<std::string, std::string> cases[] = {
+      {"hardware.gpu.memory.bandwidth=1e-300B/s", "hardware.gpu.memory.bandwidth: a bandwidth of 1e-300B/s is not physical (expected 1 kB/s to 1 PB/s)"},
+      {"hardware.link.latency=1e300s", "hardware.link.latency: a duration of 1e300s is not physical"},
+      {"hardware.host.cpu.fp32_throughput=1e-300FLOPS", "is not physical (expected 1 MFLOPS to 10 EFLOPS)"},
+      // The simulation takes the driver's total as the card's: a what-if capacity must bring its own.
+      {"hardware.gpu.memory.capacity=48GiB", "hardware.gpu.memory.driver_total: the driver's total (31.84 GiB) does not belong to a card of 48.00 GiB"},
+  };
+  for (const auto& [assignment, message] : cases) {
+    auto r = run_vramsim("run " + shared + " --set " + assignment);
+    INFO(assignment << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains(message));
+  }
+  auto cleared = run_vramsim("run " + shared + " --set hardware.gpu.memory.capacity=48GiB --set hardware.gpu.memory.driver_total= "
+                             "--set workload.requests=2 --json");
+  INFO(cleared.err);
+  CHECK(cleared.status == 0);
+  // --set cannot reach into a list: the two-card scenario's links.
+  auto list = run_vramsim("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml "
+                          "--set hardware.link.1.measured_h2d=3GB/s");
+  CHECK(list.status == 2);
+  CHECK_THAT(list.err, Catch::Contains("hardware.link is a list; --set can replace it whole"));
+}
+
+// llama.cpp: a prompt batch of 32 tokens or more streams the CPU layers' weights to the first
+// card once per micro-batch; the card's link carries them.
+TEST_CASE("a long prompt's CPU layers stream over the first card's link, once per micro-batch", "[run][llama.cpp]") {
+  const std::string mixtral = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/mixtral-3090-offload.yaml";
+  auto r = run_vramsim("run " + mixtral + " --set engine.gpu_layers=24 --set engine.context=4096 "
+                       "--set workload.prompt_tokens=2048 --set workload.requests=1 --json");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // 8 CPU layers of Mixtral Q4_K_M (6.64 GiB) x 4 micro-batches of 512 tokens.
+  const std::size_t at = r.out.find("\"links\"");
+  REQUIRE(at != std::string::npos);
+  CHECK(json_number(r.out.substr(at), "gb") == Approx(4 * 6.64 * 1.073741824).epsilon(0.02));
 }
