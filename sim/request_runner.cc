@@ -68,18 +68,26 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
     return total;
   }
   for (const Stage& stage : stages_) {
-    double missing = 0, resident = 0;
+    double missing = 0, resident = 0, missing_per_ubatch = 0;
+    // Micro-batches: `full` of `size` tokens and a last one of `rest` (llama.cpp copies the
+    // RAM-resident experts each one touches).
+    const auto [full, rest] = stage.model->ubatch_split(prefill_tokens());
+    const double size = full > 1 || rest > 0 ? s_.engine.physics.prefill_ubatch : p;
     if (s_.model.moe)
       for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
         const auto& pi = popularity_[static_cast<std::size_t>(layer - first_moe_)].inclusion();
         for (std::size_t e = 0; e < pi.size(); ++e) {
-          const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
+          const double stay = 1.0 - std::min(pi[e], 1.0);  // a token does not route to e
+          const double touched = 1.0 - std::pow(stay, p);
           const bool here = stage.cache ? stage.cache->resident(cache_layer(stage, layer), static_cast<int>(e))
-                                      : layer >= stage.cpu_moe_end;
-        (here ? resident : missing) += touched;
+                                        : layer >= stage.cpu_moe_end;
+          (here ? resident : missing) += touched;
+          if (!here)
+            missing_per_ubatch += static_cast<double>(full) * (1.0 - std::pow(stay, size)) +
+                                  (rest > 0 ? 1.0 - std::pow(stay, static_cast<double>(rest)) : 0.0);
         }
       }
-    const StepCosts c = stage.model->prefill(prefill_tokens(), missing, resident);
+    const StepCosts c = stage.model->prefill(prefill_tokens(), missing, resident, missing_per_ubatch);
     if (per_stage) per_stage->push_back(c);
     if (!side_by_side_)
       total += c;

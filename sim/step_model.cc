@@ -182,7 +182,14 @@ double StepModel::ubatches(std::int64_t tokens) const {
   return ub > 0 ? std::ceil(static_cast<double>(tokens) / ub) : 1.0;
 }
 
-StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched) const {
+std::pair<std::int64_t, std::int64_t> StepModel::ubatch_split(std::int64_t tokens) const {
+  const int ub = s_.engine.physics.prefill_ubatch;
+  if (ub <= 0 || tokens <= ub) return {1, 0};
+  return {tokens / ub, tokens % ub};
+}
+
+StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
+                             double missing_per_ubatch) const {
   const auto& m = s_.model;
   const auto& ph = s_.engine.physics;
   StepCosts c;
@@ -216,8 +223,8 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   if (!s_.engine.expert_cache && tokens >= 32) {
     // llama.cpp: a prompt batch of 32 tokens or more copies the RAM-resident experts it touches
     // to the GPU and computes them there, once per micro-batch.
-    c.transfer = ubatches(tokens) * missing_experts * expert_bytes_ / link_bw_;
-    c.pcie_bytes = ubatches(tokens) * missing_experts * expert_bytes_;
+    c.transfer = missing_per_ubatch * expert_bytes_ / link_bw_;
+    c.pcie_bytes = missing_per_ubatch * expert_bytes_;
     return c;
   }
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "sim/scenario.h"
 #include "sim/vram_plan.h"
@@ -106,8 +107,15 @@ class StepModel {
   // touched experts that are not resident (profile policies; all worker groups at the host's
   // expert throughput) or they are copied in over the link (lru/lfu); the layer waits for
   // both. `missing_experts` / `resident_experts_touched` are expected distinct counts summed
-  // over layers.
-  StepCosts prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched) const;
+  // over layers. Without an expert cache (llama.cpp), a batch of 32 tokens or more copies the
+  // RAM-resident experts each micro-batch touches: `missing_per_ubatch` is their expected
+  // count summed over the micro-batches (each touches fewer than the whole prompt does).
+  StepCosts prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
+                    double missing_per_ubatch = 0) const;
+
+  // Micro-batches of a prompt of `tokens`: how many full ones of `size` tokens (engine.
+  // prefill_ubatch; 0: one batch) and the last one's length (0 when it is full).
+  std::pair<std::int64_t, std::int64_t> ubatch_split(std::int64_t tokens) const;
 
   double expert_bytes() const { return expert_bytes_; }
   int layers() const { return layers_; }

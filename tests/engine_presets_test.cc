@@ -134,3 +134,17 @@ TEST_CASE("llama.cpp: each GPU MoE layer adds moe_layer_sync to the step, CPU-ex
   const double cpu_with = step_s(kGptOss, "--set engine.moe_layer_sync=100us");
   CHECK(cpu_with == Approx(cpu_none).epsilon(1e-9));
 }
+
+// llama.cpp copies the RAM-resident experts each micro-batch touches: a 1-token last batch
+// touches few of them, so a 513-token prompt costs little more than a 512-token one, while a
+// second full batch costs as much again.
+TEST_CASE("llama.cpp: each prompt micro-batch copies only the experts it touches", "[engines][llama.cpp]") {
+  auto ttft = [](int prompt) {
+    const std::string out = run_json("", "--model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M --context 8192 "
+                                         "--set workload.requests=1 --set workload.prompt_tokens=" + std::to_string(prompt));
+    return json_number(out, "p50", "ttft_s");
+  };
+  const double one = ttft(512), one_more = ttft(513), two = ttft(1024);
+  CHECK(one_more > one);
+  CHECK(one_more - one < 0.1 * (two - one));
+}
