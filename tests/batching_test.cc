@@ -17,6 +17,7 @@
 using namespace vramsim;
 using namespace vramsim::sim;
 using vramsim::test::all_flags;
+using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
 using vramsim::test::plan_json;
 using vramsim::test::run_json;
@@ -281,12 +282,9 @@ TEST_CASE("vllm: a second card decodes faster, but not twice as fast (the all-re
 }
 
 TEST_CASE("vllm: a pipeline split and an MLA model over a tensor split are refused", "[batching][vllm][errors]") {
-  auto pipeline = run_vramsim("run --model llama-3.1-8b --gpu h100-sxm --gpus 2 --engine vllm --set engine.split=pipeline");
-  CHECK(pipeline.status == 2);
-  CHECK_THAT(pipeline.err, Catch::Contains("a paged KV pool with a pipeline split"));
-  auto mla = run_vramsim("run --model deepseek-v2-lite --gpu h100-sxm --gpus 2 --engine vllm");
-  CHECK(mla.status == 2);
-  CHECK_THAT(mla.err, Catch::Contains("MLA"));
+  check_usage_error("run --model llama-3.1-8b --gpu h100-sxm --gpus 2 --engine vllm --set engine.split=pipeline",
+                    "a paged KV pool with a pipeline split");
+  check_usage_error("run --model deepseek-v2-lite --gpu h100-sxm --gpus 2 --engine vllm", "MLA");
 }
 
 TEST_CASE("plan --engine vllm: the checkpoint's dtype and FP8 with each KV dtype, FP8 weights decode fastest", "[engines][plan][vllm]") {
@@ -320,15 +318,10 @@ TEST_CASE("plan --engine vllm: a checkpoint too large for the card leaves FP8 al
 }
 
 TEST_CASE("plan: --goal, --clients and --context are checked", "[engines][plan][errors]") {
-  auto goal = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --goal speed");
-  CHECK(goal.status == 2);
-  CHECK_THAT(goal.err, Catch::Contains("--goal: expected decode, prefill, ttft or throughput, got \"speed\""));
-  auto clients = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --clients 0");
-  CHECK(clients.status == 2);
-  CHECK_THAT(clients.err, Catch::Contains("--clients"));
-  auto context = run_vramsim("plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 --engine vllm --context 256");
-  CHECK(context.status == 2);
-  CHECK_THAT(context.err, Catch::Contains("--context: at least 640 tokens"));
+  const std::string plan = "plan --model llama-3.1-8b --gpu h100-sxm --host xeon-gold-6454s-x2 ";
+  check_usage_error(plan + "--goal speed", "--goal: expected decode, prefill, ttft or throughput, got \"speed\"");
+  check_usage_error(plan + "--clients 0", "--clients");
+  check_usage_error(plan + "--engine vllm --context 256", "--context: at least 640 tokens");
 }
 
 TEST_CASE("vllm: the experts need no room in host RAM, an engine that keeps them there does", "[engines][vllm][errors]") {

@@ -7,6 +7,7 @@
 
 #include "tests/test_support.h"
 
+using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
 using vramsim::test::run_vramsim;
 
@@ -183,29 +184,18 @@ TEST_CASE("an open-loop workload with clients is refused", "[run][errors]") {
 // than ignored; an output file that cannot be written fails before the simulation runs.
 TEST_CASE("run refuses options it would ignore and unwritable outputs up front", "[run][errors]") {
   const std::string shared = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
-  auto gpu = run_vramsim("run " + shared + " --gpu rtx-3060-12gb");
-  CHECK(gpu.status == 2);
-  CHECK_THAT(gpu.err, Catch::Contains("--gpu builds a scenario without a file;") && Catch::Contains("use --set instead"));
-  auto log = run_vramsim("run " + shared + " --log out.log");
-  CHECK(log.status == 2);
-  CHECK_THAT(log.err, Catch::Contains("--log needs --log-format strata"));
-  auto steps = run_vramsim("run " + shared + " --trace-steps 5");
-  CHECK(steps.status == 2);
-  CHECK_THAT(steps.err, Catch::Contains("--trace-steps needs --trace FILE"));
-  auto trace = run_vramsim("run " + shared + " --trace /no/such/dir/trace.json");
-  CHECK(trace.status == 2);
-  CHECK_THAT(trace.err, Catch::Contains("cannot write /no/such/dir/trace.json"));
-  CHECK_THAT(trace.out, !Catch::Contains("decode tok/s"));  // refused before the run
+  check_usage_error("run " + shared + " --gpu rtx-3060-12gb", "--gpu builds a scenario without a file; with ");
+  check_usage_error("run " + shared + " --log out.log", "--log needs --log-format strata");
+  check_usage_error("run " + shared + " --trace-steps 5", "--trace-steps needs --trace FILE");
+  // Refused before the run: nothing on stdout.
+  check_usage_error("run " + shared + " --trace /no/such/dir/trace.json", "cannot write /no/such/dir/trace.json");
 }
 
 // Command-line names are values, never YAML: a brace or a comma in one is a bad name.
 TEST_CASE("run --model: option values cannot inject YAML", "[run][errors]") {
-  auto host = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --host 'x }'");
-  CHECK(host.status == 2);
-  CHECK_THAT(host.err, Catch::Contains("\"x }\" is not a host name"));
-  auto quant = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant 'Q4_K_M, extra: 1'");
-  CHECK(quant.status == 2);
-  CHECK_THAT(quant.err, Catch::Contains("unknown weights format \"Q4_K_M, extra: 1\""));
+  check_usage_error("run --model llama-3.1-8b --gpu rtx-4090 --host 'x }'", "\"x }\" is not a host name");
+  check_usage_error("run --model llama-3.1-8b --gpu rtx-4090 --quant 'Q4_K_M, extra: 1'",
+                    "unknown weights format \"Q4_K_M, extra: 1\"");
 }
 
 // Values no real part has are refused where they are written, not left to overflow a run.
@@ -218,21 +208,14 @@ TEST_CASE("physically impossible quantities and a capacity without its driver to
       // The simulation takes the driver's total as the card's: a what-if capacity must bring its own.
       {"hardware.gpu.memory.capacity=48GiB", "hardware.gpu.memory.driver_total: the driver's total (31.84 GiB) does not belong to a card of 48.00 GiB"},
   };
-  for (const auto& [assignment, message] : cases) {
-    auto r = run_vramsim("run " + shared + " --set " + assignment);
-    INFO(assignment << ": " << r.err);
-    CHECK(r.status == 2);
-    CHECK_THAT(r.err, Catch::Contains(message));
-  }
+  for (const auto& [assignment, message] : cases) vramsim::test::check_refused(shared, assignment, message);
   auto cleared = run_vramsim("run " + shared + " --set hardware.gpu.memory.capacity=48GiB --set hardware.gpu.memory.driver_total= "
                              "--set workload.requests=2 --json");
   INFO(cleared.err);
   CHECK(cleared.status == 0);
   // --set cannot reach into a list: the two-card scenario's links.
-  auto list = run_vramsim("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml "
-                          "--set hardware.link.1.measured_h2d=3GB/s");
-  CHECK(list.status == 2);
-  CHECK_THAT(list.err, Catch::Contains("hardware.link is a list; --set can replace it whole"));
+  vramsim::test::check_refused(std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml",
+                               "hardware.link.1.measured_h2d=3GB/s", "hardware.link is a list; --set can replace it whole");
 }
 
 // llama.cpp: a prompt batch of 32 tokens or more streams the CPU layers' weights to the first

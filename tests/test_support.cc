@@ -13,7 +13,12 @@ namespace vramsim::test {
 
 void check_refused(const std::string& scenario, const std::string& assignment, const std::string& message) {
   INFO(assignment);
-  auto r = run_vramsim("run " + scenario + " --set " + assignment);
+  check_usage_error("run " + scenario + " --set " + assignment, message);
+}
+
+void check_usage_error(const std::string& args, const std::string& message) {
+  INFO(args);
+  auto r = run_vramsim(args);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains(message));
   CHECK(r.out.empty());

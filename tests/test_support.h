@@ -23,6 +23,8 @@ Run run_vramsim(const std::string& args);
 // `vramsim run SCENARIO --set ASSIGNMENT` must be refused: exit 2, `message` on stderr, nothing
 // on stdout (Catch2 checks, reported with the assignment).
 void check_refused(const std::string& scenario, const std::string& assignment, const std::string& message);
+// `vramsim ARGS` exits 2 (bad usage or config) and its stderr contains `message`.
+void check_usage_error(const std::string& args, const std::string& message);
 
 // The number at `"key": ` in pretty-printed JSON, the first after `"within"` when given
 // (e.g. json_number(out, "p50", "decode_tok_s")).
