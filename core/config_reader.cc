@@ -59,9 +59,16 @@ const Node* MapReader::take(std::string_view key) {
   return (n && n->is_null()) ? nullptr : n;
 }
 
+void MapReader::fail_missing(std::string_view key, const std::string& expected) const {
+  const std::string what = expected.empty() ? std::string() : " (" + expected + ")";
+  if (const Node* cleared = node_.find(key); cleared && cleared->is_null())
+    fail(*cleared, key_path(key), "required, but cleared here" + what);
+  fail(node_, key_path(key), "missing required key" + what);
+}
+
 const Node& MapReader::require(std::string_view key) {
   const Node* n = take(key);
-  if (!n) fail(node_, key_path(key), "missing required key");
+  if (!n) fail_missing(key, "");
   return *n;
 }
 
@@ -73,7 +80,7 @@ const Node& MapReader::require_scalar(std::string_view key) {
 
 double MapReader::quantity(std::string_view key, units::Dimension dim, Lower lower) {
   auto q = optional_quantity(key, dim, lower);
-  if (!q) fail(node_, key_path(key), "missing required key (" + units::expectation(dim) + ")");
+  if (!q) fail_missing(key, units::expectation(dim));
   return *q;
 }
 
@@ -95,7 +102,7 @@ std::optional<double> MapReader::optional_quantity(std::string_view key, units::
 
 double MapReader::number(std::string_view key, Lower lower) {
   auto v = optional_number(key, lower);
-  if (!v) fail(node_, key_path(key), "missing required key (a number)");
+  if (!v) fail_missing(key, "a number");
   return *v;
 }
 
@@ -113,7 +120,7 @@ std::optional<double> MapReader::optional_number(std::string_view key, Lower low
 
 std::int64_t MapReader::integer(std::string_view key, std::int64_t min, std::int64_t max) {
   auto v = optional_integer(key, min, max);
-  if (!v) fail(node_, key_path(key), "missing required key (a whole number)");
+  if (!v) fail_missing(key, "a whole number");
   return *v;
 }
 

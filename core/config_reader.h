@@ -83,6 +83,9 @@ class MapReader {
 
  private:
   const Node* take(std::string_view key);
+  // A required key is absent, or present but cleared (`--set key=`): the error points at the
+  // clearing value when there is one, else at the map. `expected` is appended when not empty.
+  [[noreturn]] void fail_missing(std::string_view key, const std::string& expected) const;
   const Node& require(std::string_view key);
   const Node& require_scalar(std::string_view key);
 

@@ -207,6 +207,8 @@ TEST_CASE("physically impossible quantities and a capacity without its driver to
       {"hardware.host.cpu.fp32_throughput=1e-300FLOPS", "is not physical (expected 1 MFLOPS to 10 EFLOPS)"},
       // The simulation takes the driver's total as the card's: a what-if capacity must bring its own.
       {"hardware.gpu.memory.capacity=48GiB", "hardware.gpu.memory.driver_total: the driver's total (31.84 GiB) does not belong to a card of 48.00 GiB"},
+      // Clearing a required key blames the --set that cleared it, not the catalogue file.
+      {"hardware.link.latency=", "--set hardware.link.latency=: error: hardware.link.latency: required, but cleared here"},
   };
   for (const auto& [assignment, message] : cases) vramsim::test::check_refused(shared, assignment, message);
   auto cleared = run_vramsim("run " + shared + " --set hardware.gpu.memory.capacity=48GiB --set hardware.gpu.memory.driver_total= "
