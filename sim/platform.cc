@@ -77,7 +77,8 @@ Platform build_platform(const PlatformSpec& spec) {
       std::vector<s4u::LinkInRoute> ab, ba;
       if (spec.gpu_link) {
         LinkParams params = *spec.gpu_link;
-        params.name += "-" + std::to_string(a) + "-" + std::to_string(b);
+        // Appended piecewise: GCC 12's -O3 flags `"-" + std::string&&` with a false -Wrestrict.
+        params.name.append("-").append(std::to_string(a)).append("-").append(std::to_string(b));
         auto* l = duplex(zone, params);
         ab = {s4u::LinkInRoute(l, Direction::UP)};
         ba = {s4u::LinkInRoute(l, Direction::DOWN)};
