@@ -141,9 +141,11 @@ int plan_command(const std::vector<std::string>& argv) {
   if (goal != "decode" && goal != "prefill" && goal != "ttft" && goal != "throughput")
     throw UsageError("--goal: expected decode, prefill, ttft or throughput, got \"" + goal + "\"");
   const auto top = static_cast<std::size_t>(args.integer("--top", 5, 1, 1000));
-  // Each candidate is timed on requests of 512 prompt + 128 generated tokens (quick_scenario.h).
-  if (args.integer("--context", 4096, 1, std::int64_t{1} << 32) < 512 + 128)
-    throw UsageError("--context: at least 640 tokens, the 512-token prompt and 128 generated tokens each candidate is timed on");
+  // Each candidate is timed on quick_scenario.h's requests: the window must hold one.
+  if (args.integer("--context", kDefaultContext, 1, std::int64_t{1} << 32) < kPromptTokens + kGenTokens)
+    throw UsageError("--context: at least " + std::to_string(kPromptTokens + kGenTokens) + " tokens, the " +
+                     std::to_string(kPromptTokens) + "-token prompt and " + std::to_string(kGenTokens) +
+                     " generated tokens each candidate is timed on");
 
   // The formats to try.
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
@@ -169,7 +171,8 @@ int plan_command(const std::vector<std::string>& argv) {
   for (const auto& quant : quants)
     for (const std::string& kv : kv_types) {
       // The scenario `run` would build for this candidate.
-      std::vector<std::string> a = {"--quant", quant, "--set", "engine.kv_type=" + kv};
+      const std::string kv_set = "engine.kv_type=" + kv;
+      std::vector<std::string> a = {"--quant", quant, "--set", kv_set};
       for (const auto& set : args.all("--set")) a.insert(a.end(), {"--set", set});
       for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--engine"})
         if (auto v = args.get(key)) a.insert(a.end(), {key, *v});
@@ -179,7 +182,6 @@ int plan_command(const std::vector<std::string>& argv) {
       Args with(a, s2);
       sim::Scenario base = named_scenario(with);
       const std::string kv_flags = kv == "f16" ? std::string() : " -ctk " + kv + " -ctv " + kv;
-      const std::string kv_set = "engine.kv_type=" + kv;
       if (base.engine.kv_pool) {  // vLLM: no placement to choose; the weights and the pool fit, or not
         if (!fits(base)) continue;
         Candidate c;

@@ -62,9 +62,10 @@ sim::Scenario named_scenario(const Args& args) {
     << "model: " << quoted(model) << "\n"
     << "engine:\n"
     << "  preset: " << quoted(args.get("--engine").value_or("llama.cpp")) << "\n"
-    << "  context: " << args.integer("--context", 4096, 1, std::int64_t{1} << 32) << "\n";
+    << "  context: " << args.integer("--context", kDefaultContext, 1, std::int64_t{1} << 32) << "\n";
   if (auto q = args.get("--quant")) y << "  weights: { experts: " << quoted(*q) << ", other: " << quoted(*q) << " }\n";
-  y << "workload: { clients: 1, requests: 3, prompt_tokens: 512, gen_tokens: 128 }\nseed: 1\n";
+  y << "workload: { clients: 1, requests: 3, prompt_tokens: " << kPromptTokens << ", gen_tokens: " << kGenTokens
+    << " }\nseed: 1\n";
   auto tree = config::parse_yaml(y.str(), "<command line>");
   if (!tree) throw config::ConfigError(tree.error());
   apply_overrides(*tree, args.all("--set"));

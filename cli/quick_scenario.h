@@ -5,6 +5,7 @@
 // with a paged KV pool (vllm) keeps every weight on the GPU or refuses, with its numbers.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,12 @@
 #include "sim/scenario.h"
 
 namespace vramsim::cli {
+
+// What a scenario built from names runs: a context of kDefaultContext tokens unless --context
+// says otherwise, and requests of kPromptTokens + kGenTokens.
+inline constexpr std::int64_t kDefaultContext = 4096;
+inline constexpr std::int64_t kPromptTokens = 512;
+inline constexpr std::int64_t kGenTokens = 128;
 
 struct QuickScenario {
   sim::Scenario scenario;
