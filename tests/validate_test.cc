@@ -25,15 +25,16 @@ TEST_CASE("validate: the case study's figures within their tolerances", "[valida
                            "shared slots (free VRAM given)", "exclusive slots (free VRAM given)", "shared hit rate p50",
                            "exclusive hit rate p50", "shared decode p50 (tok/s)", "exclusive decode p50 (tok/s)",
                            "overflow 0-0.5%: decode p50", "overflow 0.5-1%: decode p50", "overflow 1-2%: decode p50",
-                           "overflow 2-3%: decode p50", "overflow 10-20%: decode p50", "shared mean power (W)",
+                           "overflow 2-3%: decode p50", "overflow 3-5%: decode p50", "overload burst of 32 all complete",
+                           "prompt over the 32K window refused", "shared mean power (W)",
                            "shared GPU utilisation", "exclusive GPU utilisation", "shared prefill of a 26-token prompt (s)"}) {
     INFO(name);
     CHECK_THAT(row(r.out, name), Catch::Contains("\"pass\": true"));
   }
-  // Known misses, stated in docs/validation.md: the 3-5% and 5-10% buckets, whose requests in
-  // the report came from experiments (parallel slots, overload, long context) that the
-  // simulated mix only approximates. They are reported, not hidden.
-  CHECK_THAT(r.out, Catch::Contains("\"cases\": 21"));
+  // Known misses, stated in docs/validation.md and docs/cliff.md: the 5-10% and 10-20% buckets,
+  // where the report's requests decode at half speed for a reason the model does not have.
+  // They are reported, not hidden.
+  CHECK_THAT(r.out, Catch::Contains("\"cases\": 23"));
   CHECK_THAT(r.out, Catch::Contains("\"failed\": 2"));
 }
 
