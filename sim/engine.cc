@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -215,7 +216,7 @@ class Simulation {
   // contend for the GPU, the host's worker groups and the link as the layers interleave:
   // per layer, attention on the GPU; then the resident experts on the GPU while (after the
   // bubble's fixed part) the host's groups compute their experts and the link carries the
-  // rest; the layer ends when all three have.
+  // rest; the layer ends when all three have (StepModel::LayerDemand).
   void run_step_contended(const StepResult& step, int tokens, std::int64_t kv_tokens) {
     const StepCosts fixed = model().step_fixed(tokens);
     s4u::this_actor::sleep_for(fixed.host_idle);
@@ -225,27 +226,56 @@ class Simulation {
       const StepModel::LayerDemand d = model().layer_demand(layer.experts, tokens, kv_tokens);
       s4u::this_actor::execute(d.gpu_before * kSpeed);
       ++out_.simgrid_activities;
-      if (d.sync == 0 && d.pcie_bytes == 0) {
+      if (d.sync == 0 && d.link_bytes == 0) {
         if (d.gpu_hits > 0) s4u::this_actor::execute(d.gpu_hits * kSpeed);
         ++out_.simgrid_activities;
         continue;
       }
       s4u::ExecPtr hits = d.gpu_hits > 0 ? gpu_->exec_async(d.gpu_hits * kSpeed) : nullptr;
-      if (d.sync > 0) s4u::this_actor::sleep_for(d.sync);
-      s4u::CommPtr reads =
-          d.pcie_bytes > 0 ? s4u::Comm::sendto_async(host_, gpu_, static_cast<std::uint64_t>(d.pcie_bytes)) : nullptr;
+      if (hits) ++out_.simgrid_activities;
+      pause(d.sync);
+      // The link's and the host's paths each wait out their fixed part before their work: start
+      // the one with the shorter wait first, the other after the difference.
+      constexpr double kNever = std::numeric_limits<double>::infinity();
+      const double reads_at = d.link_bytes > 0 ? d.link_wait : kNever;
+      const double host_at = d.host_experts > 0 ? d.host_transfer : kNever;
+      s4u::CommPtr reads = nullptr;
       s4u::ExecPtr host = nullptr;
-      if (d.host_experts > 0)
+      auto start_reads = [&] { reads = s4u::Comm::sendto_async(host_, gpu_, static_cast<std::uint64_t>(d.link_bytes)); };
+      auto start_host = [&] {
         host = s4u::Exec::init()
                    ->set_flops_amount(model().expert_bytes())  // per thread: one expert per worker group
                    ->set_host(host_)
                    ->set_thread_count(d.host_experts)
                    ->start();
+      };
+      const bool reads_first = reads_at <= host_at;
+      const double first = std::min(reads_at, host_at), second = std::max(reads_at, host_at);
+      if (first < kNever) {
+        pause(first);
+        reads_first ? start_reads() : start_host();
+        ++out_.simgrid_activities;
+      }
+      if (second < kNever) {
+        pause(second - first);
+        reads_first ? start_host() : start_reads();
+        ++out_.simgrid_activities;
+      }
       if (hits) hits->wait();
       if (reads) reads->wait();
       if (host) host->wait();
-      out_.simgrid_activities += 4;
+      if (d.gpu_after > 0) {
+        s4u::this_actor::execute(d.gpu_after * kSpeed);
+        ++out_.simgrid_activities;
+      }
     }
+  }
+
+  // A wait with nothing resident (a SimGrid sleep activity when longer than zero).
+  void pause(double seconds) {
+    if (seconds <= 0) return;
+    s4u::this_actor::sleep_for(seconds);
+    ++out_.simgrid_activities;
   }
 
   void slot_loop() {

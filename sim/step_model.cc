@@ -139,15 +139,19 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   d.gpu_before = (layer_bytes_ + kv) / bw_ + ph.layer_launch + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
   d.gpu_hits = e.hits * expert_bytes_ / bw_;
   if (e.misses == 0) return d;
+  // The platform's link runs at the nominal host->device rate; layer() reads the experts at
+  // link_bw_ (NUMA-adjusted), so the bytes are scaled to take layer()'s time on it.
+  const double to_nominal = card_.link.h2d_bandwidth / link_bw_;
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
-    d.gpu_hits += e.misses * expert_bytes_ / bw_;
-    d.pcie_bytes = e.misses * slot_bytes_;
+    d.gpu_after = e.misses * expert_bytes_ / bw_;
+    d.link_bytes = e.misses * slot_bytes_ * to_nominal;
+    d.link_wait = (e.misses - 1) * link_latency_;  // one copy engine: a latency per copy
     return d;
   }
   d.sync = ph.miss_sync;
   d.host_experts = e.misses - e.pcie_reads;
-  d.pcie_bytes = e.pcie_reads * expert_bytes_ / zero_copy_ +
-                 (d.host_experts > 0 ? 2.0 * tokens * activation_bytes_ : 0.0);
+  if (d.host_experts > 0) d.host_transfer = 2.0 * tokens * activation_bytes_ / link_bw_;
+  d.link_bytes = e.pcie_reads * expert_bytes_ / zero_copy_ * to_nominal;
   return d;
 }
 

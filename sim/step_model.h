@@ -81,12 +81,20 @@ class StepModel {
   StepCosts layer(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const;
   // What a layer asks of each resource, for running it as separate activities when several
   // slots contend (seconds at full speed, host work in bytes of expert weights per worker).
+  // Run as: gpu_before; then gpu_hits on the GPU while, after `sync`, the link carries
+  // link_bytes (after link_wait) and the host computes host_experts (after host_transfer);
+  // then gpu_after. Without contention this is layer()'s time exactly.
   struct LayerDemand {
     double gpu_before = 0;     // attention, router and launches: before the experts are known
-    double gpu_hits = 0;       // resident experts (and copied-in ones)
+    double gpu_hits = 0;       // resident experts
+    double gpu_after = 0;      // copied-in experts (lru, lfu): computed once their copies land
     double sync = 0;           // the bubble's fixed part (0 without misses)
     int host_experts = 0;      // experts the host computes, one worker group each
-    double pcie_bytes = 0;     // zero-copy reads or copies, activations included
+    double host_transfer = 0;  // seconds: activations to the host and back
+    // Bytes for the card's link at its nominal host->device rate that take the step model's
+    // transfer time there: zero-copy efficiency and the experts' NUMA rate are folded in.
+    double link_bytes = 0;
+    double link_wait = 0;      // seconds: per-copy latencies beyond the one the link charges
   };
   LayerDemand layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const;
   // Host throughput of one worker group, bytes of expert weights per second.
