@@ -17,16 +17,26 @@ std::string format(const char* fmt, auto... args) {
 }  // namespace
 
 std::string strata_startup_lines(const Scenario& s, const RunResult& r) {
-  const auto& p = r.plan;
   std::string out;
-  out += format("strata generate: expert cache auto: %.2f GiB free, %.0f MiB reserved (+%.0f MiB for the draft head) -> %lld slots\n",
-                p.free_at_start / units::kGiB, p.reserve / units::kMiB, p.draft_head / units::kMiB,
-                static_cast<long long>(p.slots));
+  // Each card sizes its own cache: one line per card, first card first (one card: one line).
+  for (const VramPlan& p : r.cards)
+    out += format("strata generate: expert cache auto: %.2f GiB free, %.0f MiB reserved (+%.0f MiB for the draft head) -> %lld slots\n",
+                  p.free_at_start / units::kGiB, p.reserve / units::kMiB, p.draft_head / units::kMiB,
+                  static_cast<long long>(p.slots));
   out += format("strata generate: PCIe probe: %.1f GB/s host -> device -> pcie_frac %.2f (default %.2f )\n",
                 s.link.h2d_bandwidth / 1e9, r.pcie_frac, s.engine.physics.default_pcie_frac);
+  // The pre-fill phase as a whole: slots and bytes summed over every card, in the phase's wall
+  // time (the cards fill at once; the slowest card, or a shared switch uplink, sets it), and
+  // the rate those give (10^6 bytes per second). One card: its own slots, bytes, time and rate.
+  std::int64_t slots = 0;
+  double bytes = 0;
+  for (const VramPlan& p : r.cards) {
+    slots += p.slots;
+    bytes += p.cache_bytes;
+  }
   out += format("strata generate: pre-filled %lld of %lld slots from the profile in %.1f s (%.0f MB/s)\n",
-                static_cast<long long>(p.slots), static_cast<long long>(p.slots), r.prefill_fill_s,
-                r.prefill_fill_s > 0 ? p.cache_bytes / r.prefill_fill_s / 1e6 : 0.0);
+                static_cast<long long>(slots), static_cast<long long>(slots), r.prefill_fill_s,
+                r.prefill_fill_s > 0 ? bytes / r.prefill_fill_s / 1e6 : 0.0);
   return out;
 }
 

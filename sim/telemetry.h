@@ -9,7 +9,9 @@
 
 namespace vramsim::sim {
 
-// The engine's start-up lines: expert cache sizing, PCIe probe and split, pre-fill.
+// The engine's start-up lines: expert cache sizing (one line per card, first card first), PCIe
+// probe and split (the first card's link), pre-fill (the whole phase: slots and bytes summed
+// over the cards, its wall time in seconds, and their rate in MB/s, 10^6 bytes per second).
 std::string strata_startup_lines(const Scenario& scenario, const RunResult& run);
 // The pair of lines the engine writes per request (generation, then hit rate / overflow).
 std::string strata_request_lines(const Scenario& scenario, const RequestRecord& request);

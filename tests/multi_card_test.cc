@@ -2,6 +2,7 @@
 // emerge from the simulated topology. Runs the real binary on configs/scenarios/.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -131,6 +132,34 @@ TEST_CASE("the trace shows each card's timeline with the pipeline's idle gaps", 
   CHECK_THAT(text.str(), Catch::Contains("\"GPU 0\""));
   CHECK_THAT(text.str(), Catch::Contains("\"GPU 1\""));
   CHECK_THAT(text.str(), Catch::Contains("hand-off"));
+}
+
+TEST_CASE("strata telemetry with two cards: a sizing line per card, one pre-fill line for the phase", "[multi][telemetry]") {
+  const std::string path = "multi_card_strata.log";
+  const std::string out = run_json(kMixed, "--set workload.requests=1 --log-format strata --log " + path);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string log = text.str();
+  // Each card's own cache size, first card first; the pre-fill line counts both caches and
+  // gives the phase's wall time (run --json's cache.prefill_s).
+  const std::size_t first = out.find("\"gpu\"", out.find("\"cards\""));
+  const std::size_t second = out.find("\"gpu\"", first + 1);
+  REQUIRE(second != std::string::npos);
+  const auto slots0 = static_cast<long long>(json_number(out.substr(first), "cache_slots"));
+  const auto slots1 = static_cast<long long>(json_number(out.substr(second), "cache_slots"));
+  const std::size_t line0 = log.find("expert cache auto: ");
+  const std::size_t line1 = log.find("expert cache auto: ", line0 + 1);
+  REQUIRE(line1 != std::string::npos);
+  CHECK(log.substr(line0, log.find('\n', line0) - line0).ends_with("-> " + std::to_string(slots0) + " slots"));
+  CHECK(log.substr(line1, log.find('\n', line1) - line1).ends_with("-> " + std::to_string(slots1) + " slots"));
+  CHECK(log.find("expert cache auto: ", line1 + 1) == std::string::npos);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f s", json_number(out, "prefill_s"));
+  const std::string total = std::to_string(slots0 + slots1);
+  CHECK_THAT(log, Catch::Contains("strata generate: pre-filled " + total + " of " + total + " slots from the profile in " +
+                                  seconds + " ("));
+  CHECK(log.find("pre-filled") == log.rfind("pre-filled"));
 }
 
 TEST_CASE("an expert split deals the experts over the cards and exchanges hidden states", "[multi][expert]") {
