@@ -174,9 +174,14 @@ std::string to_table(const workloads::FitReport& rep) {
     << "  " << q.quant.name << " (" << fixed(q.quant.bits_per_weight, 2) << " bits/weight), context "
     << q.context_tokens << " tokens, KV " << q.kv_k.name << "/" << q.kv_v.name << ", " << q.concurrency
     << (q.concurrency == 1 ? " sequence" : " sequences") << "\n\n";
+  // The KV growth per 1,024 tokens of context (--context): every sequence has its own window,
+  // so with several the figure is their sum, and the line says how much each one takes.
+  std::string kv_growth = fixed(rep.kv_bytes_per_1k_tokens / units::kGiB, 4) + " GiB per 1,024 tokens";
+  if (q.concurrency > 1)
+    kv_growth += " of context: " + fixed(rep.kv_bytes_per_1k_tokens / q.concurrency / units::kGiB, 4) + " in each of " +
+                 std::to_string(q.concurrency) + " sequences";
   o << "  weights      " << gib(rep.footprint.weights) << "\n"
-    << "  KV cache     " << gib(rep.footprint.kv) << "   (" << fixed(rep.kv_bytes_per_1k_tokens / units::kGiB, 4)
-    << " GiB per 1,024 tokens)\n"
+    << "  KV cache     " << gib(rep.footprint.kv) << "   (" << kv_growth << ")\n"
     << "  overhead     " << gib(rep.footprint.overhead) << "   (0.65 GiB + 8% of weights and KV)\n"
     << "  total        " << gib(rep.footprint.total) << "\n"
     << "  usable       " << gib(rep.usable_bytes) << "   ("

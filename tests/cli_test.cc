@@ -34,6 +34,17 @@ TEST_CASE("fit --json answers the reference's worked example", "[cli]") {
   CHECK(r.err.empty());
 }
 
+TEST_CASE("fit's KV growth line: per 1,024 tokens of context, and each sequence's share", "[cli]") {
+  const std::string base = "fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 8192";
+  auto one = run_vramsim(base);
+  REQUIRE(one.status == 0);
+  CHECK_THAT(one.out, Catch::Contains("KV cache     1.00 GiB   (0.1250 GiB per 1,024 tokens)\n"));
+  // Four sequences: four windows of 8,192 tokens; the figure is their sum, and the line says so.
+  auto four = run_vramsim(base + " --concurrency 4");
+  REQUIRE(four.status == 0);
+  CHECK_THAT(four.out, Catch::Contains("KV cache     4.00 GiB   (0.5000 GiB per 1,024 tokens of context: 0.1250 in each of 4 sequences)\n"));
+}
+
 TEST_CASE("fit prints a readable table by default", "[cli]") {
   auto r = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --host ddr5-dual-channel");
   REQUIRE(r.status == 0);

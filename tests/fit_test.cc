@@ -50,6 +50,21 @@ TEST_CASE("a model that fits gets its GPU decode speed and no advice", "[fit]") 
   CHECK(r.kv_bytes_per_1k_tokens == Approx(32.0 * 8 * 128 * 2 * 2 * 1024));
 }
 
+TEST_CASE("KV per 1,024 tokens of context counts every concurrent sequence's window", "[fit]") {
+  Fixture f;
+  FitQuery one = f.query("llama-3.1-8b", "rtx-4090", "Q4_K_M", 8192);
+  FitQuery four = one;
+  four.concurrency = 4;
+  const FitReport a = analyse_fit(one, f.formats, f.models);
+  const FitReport b = analyse_fit(four, f.formats, f.models);
+  // One sequence: 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 B per token, x 1,024 tokens.
+  const double per_sequence = 32.0 * 8 * 128 * 2 * 2 * 1024;
+  CHECK(a.kv_bytes_per_1k_tokens == Approx(per_sequence));
+  // Four sequences, each with its own 8,192-token window: 1,024 more tokens of context costs four times as much.
+  CHECK(b.kv_bytes_per_1k_tokens == Approx(4 * per_sequence));
+  CHECK(b.footprint.kv == Approx(4 * a.footprint.kv));
+}
+
 TEST_CASE("a model that does not fit gets advice in order of cheapness", "[fit]") {
   Fixture f;
   FitReport r = analyse_fit(f.query("llama-3.3-70b", "rtx-4090", "Q4_K_M", 8192), f.formats, f.models);

@@ -44,7 +44,10 @@ struct FitReport {
   bool fits = false;                       // the total fits, and with several cards each card's share
   std::vector<CardShare> cards;            // several cards: each card's layers and share of the footprint
   double headroom_bytes = 0;               // usable - total (negative when it does not fit)
-  double kv_bytes_per_1k_tokens = 0;       // average over the configured context, all sequences
+  // Bytes of KV cache per 1,024 tokens of context window, summed over the `concurrency`
+  // sequences (each has its own window, so lengthening --context by 1,024 tokens costs about
+  // this much); averaged over the configured context (sliding-window layers stop growing).
+  double kv_bytes_per_1k_tokens = 0;
   std::int64_t max_context_tokens = 0;     // the largest context that fits (<= model max)
   double bytes_per_token = 0;              // read per decoded token: active weights + KV
   double decode_efficiency = 0;
