@@ -48,19 +48,37 @@ std::string tail_of(const std::string& err, std::size_t max = 2000) {
 }  // namespace
 
 Rank detect_rank(const std::function<const char*(const char*)>& getenv) {
-  const std::pair<const char*, const char*> pairs[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                                       {"PMI_RANK", "PMI_SIZE"},
-                                                       {"PMIX_RANK", "PMI_SIZE"},
-                                                       {"SLURM_PROCID", "SLURM_NTASKS"}};
-  for (const auto& [rank_name, size_name] : pairs) {
-    auto rank = env_int(getenv, rank_name);
-    auto size = env_int(getenv, size_name);
-    if (!rank || !size) continue;
+  // Each launcher's own pair, most specific first. Slurm comes last: under `mpirun` inside a
+  // Slurm allocation SLURM_PROCID/SLURM_NTASKS describe mpirun's daemons, not the MPI ranks.
+  struct Launcher {
+    const char* rank_name;
+    const char* size_name;
+  };
+  const Launcher launchers[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},  // Open MPI 4 and 5 (PRRTE)
+                                {"PMI_RANK", "PMI_SIZE"},                          // MPICH, Intel MPI (Hydra)
+                                {"SLURM_PROCID", "SLURM_NTASKS"}};                 // srun, any --mpi
+  const auto pmix_rank = env_int(getenv, "PMIX_RANK");
+  for (const auto& [rank_name, size_name] : launchers) {
+    const auto rank = env_int(getenv, rank_name);
+    if (!rank) continue;  // a size without its rank is no launch
+    const auto size = env_int(getenv, size_name);
+    if (!size)
+      throw std::runtime_error(std::string(rank_name) + "=" + std::to_string(*rank) + " is set but " + size_name +
+                               " is not: cannot tell how many ranks share the sweep");
     if (*size < 1 || *rank < 0 || *rank >= *size)
       throw std::runtime_error(std::string(rank_name) + "=" + std::to_string(*rank) + " is outside [0, " +
                                size_name + "=" + std::to_string(*size) + ")");
+    // PMIx launchers (PRRTE's mpirun, srun --mpi=pmix) also set PMIX_RANK, the same rank.
+    if (pmix_rank && *pmix_rank != *rank)
+      throw std::runtime_error("PMIX_RANK=" + std::to_string(*pmix_rank) + " disagrees with " + rank_name + "=" +
+                               std::to_string(*rank) + ": the environment mixes two launches");
     return {*rank, *size};
   }
+  // PMIx publishes the job size only through its API, not in the environment.
+  if (pmix_rank)
+    throw std::runtime_error("PMIX_RANK=" + std::to_string(*pmix_rank) +
+                             " is set but no world size (OMPI_COMM_WORLD_SIZE, PMI_SIZE or SLURM_NTASKS with its "
+                             "rank): launch with Open MPI's mpirun, MPICH's mpiexec or srun (docs/studies.md)");
   return {};
 }
 

@@ -21,10 +21,13 @@ struct Rank {
   int size = 1;
 };
 
-// From OMPI_COMM_WORLD_RANK/SIZE (Open MPI), PMI_RANK/PMI_SIZE (MPICH, Intel MPI), PMIX_RANK
-// with OMPI/PMI size, or SLURM_PROCID/SLURM_NTASKS (srun); rank 0 of 1 otherwise. `getenv`
-// is a parameter so that tests can supply an environment. Throws std::runtime_error on a
-// rank outside [0, size).
+// The first launcher whose rank variable is set: OMPI_COMM_WORLD_RANK/SIZE (Open MPI 4 and 5,
+// PRRTE), PMI_RANK/PMI_SIZE (MPICH, Intel MPI), SLURM_PROCID/SLURM_NTASKS (srun, including
+// --mpi=pmix); rank 0 of 1 when none is. A rank and a size always come from the same launcher.
+// PMIX_RANK, when set, must equal the rank found. `getenv` is a parameter so that tests can
+// supply an environment. Throws std::runtime_error on a rank without its size (PMIX_RANK alone
+// included: PMIx does not export the size), a rank outside [0, size), a malformed number, or
+// a PMIX_RANK that disagrees.
 Rank detect_rank(const std::function<const char*(const char*)>& getenv);
 
 // What running one point's child process gave.

@@ -199,6 +199,53 @@ TEST_CASE("sweep: ranks come from the launcher's environment", "[sweep]") {
   CHECK_THROWS(reports::detect_rank(lookup));
 }
 
+TEST_CASE("sweep: PMIx launchers give a rank and a size from one launcher, or an error", "[sweep]") {
+  std::map<std::string, std::string> env;
+  auto lookup = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  auto detected = [&] {
+    const auto r = reports::detect_rank(lookup);
+    return std::to_string(r.rank) + "/" + std::to_string(r.size);
+  };
+  auto error = [&]() -> std::string {
+    try {
+      reports::detect_rank(lookup);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  // Open MPI 5 (PRRTE's mpirun): PMIX_RANK and OMPI_COMM_WORLD_*, no PMI_SIZE.
+  env = {{"PMIX_RANK", "2"}, {"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"}};
+  CHECK(detected() == "2/4");
+  // srun --mpi=pmix: PMIX_RANK and SLURM_PROCID/SLURM_NTASKS.
+  env = {{"PMIX_RANK", "1"}, {"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "3"}};
+  CHECK(detected() == "1/3");
+  // mpirun inside a Slurm allocation: Slurm's variables describe mpirun's daemons; Open MPI's win.
+  env = {{"PMIX_RANK", "3"}, {"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+         {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}};
+  CHECK(detected() == "3/4");
+  // A size without its rank is no launch.
+  env = {{"SLURM_NTASKS", "4"}};
+  CHECK(detected() == "0/1");
+  // A rank without a size is an error, never a one-rank sweep that every rank would run whole.
+  env = {{"PMIX_RANK", "1"}};
+  CHECK_THAT(error(), Catch::Contains("PMIX_RANK=1 is set but no world size"));
+  env = {{"PMIX_RANK", "0"}, {"PMI_SIZE", "2"}};  // PMI_SIZE without PMI_RANK is another launcher's
+  CHECK_THAT(error(), Catch::Contains("PMIX_RANK=0 is set but no world size"));
+  env = {{"OMPI_COMM_WORLD_RANK", "1"}};
+  CHECK_THAT(error(), Catch::Contains("OMPI_COMM_WORLD_RANK=1 is set but OMPI_COMM_WORLD_SIZE is not"));
+  // A PMIX_RANK that disagrees with the launcher's rank: two launches mixed.
+  env = {{"PMIX_RANK", "0"}, {"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}};
+  CHECK_THAT(error(), Catch::Contains("PMIX_RANK=0 disagrees with SLURM_PROCID=1"));
+  env = {{"PMIX_RANK", "x"}, {"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}};
+  CHECK_THAT(error(), Catch::Contains("bad PMIX_RANK=\"x\""));
+  env = {{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "3"}};
+  CHECK_THAT(error(), Catch::Contains("SLURM_PROCID=3 is outside [0, SLURM_NTASKS=3)"));
+}
+
 TEST_CASE("sweep: results do not depend on -j", "[sweep][determinism]") {
   const std::string a = fresh_dir("j1"), b = fresh_dir("j2");
   auto r1 = run_vramsim("sweep " + mini() + " -o " + a + " -j 1 --json");
