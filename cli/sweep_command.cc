@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
@@ -22,20 +24,25 @@
 namespace vramsim::cli {
 namespace {
 
-const char* kSweepHelp = R"(usage: vramsim sweep STUDY.yaml -o DIR [-j N] [--json] [--configs DIR]
+const char* kSweepHelp = R"(usage: vramsim sweep STUDY.yaml -o DIR [-j N] [--json] [--rank-timeout S] [--configs DIR]
 
 Runs every point of a study (configs/sweeps/, docs/studies.md), one `vramsim run` process per
 point, N at a time (default: the cores). Each finished point is appended to DIR/results.jsonl
 and DIR/results.csv; a failing point is recorded with its error and the sweep goes on.
 Rerunning the same command resumes: recorded points are not run again. Under `mpirun -np R`
-each rank runs its share of the points (DIR must be shared by the ranks); rank 0 writes the
-report. Ends by writing DIR/report.md and DIR/report.html (`vramsim report DIR`).
+or `srun -n R` each rank runs its share of the points (DIR must be shared by the ranks); every
+rank beats in DIR/ranks/, and rank 0 waits for the others' points, then writes the report.
+Ends by writing DIR/report.md and DIR/report.html (`vramsim report DIR`).
 
   -o, --output DIR   results directory (created when missing)
   -j, --jobs N       local workers
   --json             print {points, completed, failed, resumed, wall_s, ...} (docs/json-schema.md)
+  --rank-timeout S   MPI: rank 0 gives up on a rank whose heartbeat has not changed for S
+                     seconds (default 300) once no rank that owns a missing point is working
   --configs DIR      catalogue directory
-Exit status: 0 every point completed, 1 a point failed, 2 bad usage or a bad study.
+Exit status: 0 every point completed, 1 a point failed, 2 bad usage or a bad study,
+3 (rank 0 under MPI) points missing because the ranks that own them died or never started:
+the error names them; rerunning resumes.
 )";
 
 const char* kReportHelp = R"(usage: vramsim report DIR
@@ -97,7 +104,7 @@ void print_report_paths(const reports::ReportOutcome& report) {
 
 int sweep_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
-  spec.with_value = {"-o", "--output", "-j", "--jobs", "--configs"};
+  spec.with_value = {"-o", "--output", "-j", "--jobs", "--configs", "--rank-timeout"};
   spec.flags = {"--json", "--help"};
   Args args(argv, spec);
   if (args.answered_help(kSweepHelp)) return 0;
@@ -107,17 +114,25 @@ int sweep_command(const std::vector<std::string>& argv) {
   const auto out = args.get("-o") ? args.get("-o") : args.get("--output");
   if (!out) throw UsageError("missing -o DIR (the results directory)");
   const int jobs = static_cast<int>(args.integer(args.get("-j") ? "-j" : "--jobs", default_jobs(), 1, 4096));
+  const double stale_after_s = static_cast<double>(
+      args.integer("--rank-timeout", static_cast<long long>(reports::kDefaultStaleAfterS), 1, 7 * 24 * 3600));
   const config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   const auto start = std::chrono::steady_clock::now();
 
   const reports::Study study = reports::load_study(args.positional()[0], catalogue.root());
   reports::Rank rank;
   std::optional<reports::ResultsStore> store;
+  std::optional<reports::Heartbeat> heartbeat;  // ranks of a multi-rank sweep only
+  std::map<int, std::string> beats_at_start;     // rank 0: what DIR/ranks held before this run
   try {
     rank = reports::detect_rank([](const char* name) { return std::getenv(name); });
     store.emplace(*out);
     store->open_study(study);
     if (rank.rank == 0) store->rewrite_csv(study);  // rebuilt from results.jsonl after a crash
+    if (rank.size > 1) {
+      if (rank.rank == 0) beats_at_start = reports::read_heartbeats(*out, rank.size);
+      heartbeat.emplace(*out, rank, reports::beat_interval_s(stale_after_s));
+    }
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
@@ -130,11 +145,28 @@ int sweep_command(const std::vector<std::string>& argv) {
   reports::SweepTally tally = reports::run_sweep(study, *store, options, [&](const reports::Study& s, const reports::Point& p) {
     return run_point(s, p, configs);
   });
-  if (rank.rank != 0) return 0;  // rank 0 waits for the others and reports
+  if (heartbeat) heartbeat->finish();  // every point this rank owns is recorded
+  if (rank.rank != 0) return 0;        // rank 0 waits for the others and reports
   if (rank.size > 1) {
-    const reports::SweepTally all = reports::wait_for_all(study, *store);
-    tally.completed = all.completed;
-    tally.failed = all.failed;
+    reports::WaitOptions wait;
+    wait.ranks = rank.size;
+    wait.stale_after_s = stale_after_s;
+    wait.at_start = beats_at_start;
+    const bool bar = ::isatty(STDERR_FILENO);
+    if (bar) wait.on_progress = draw_progress;
+    wait.on_lost = [bar](const std::string& m) {
+      std::cerr << (bar ? "\n" : "") << "vramsim sweep: warning: " << m << "\n";
+    };
+    try {
+      const reports::SweepTally all = reports::wait_for_all(study, *store, wait);
+      tally.completed = all.completed;
+      tally.failed = all.failed;
+    } catch (const reports::RanksLost& e) {
+      store->rewrite_csv(study);  // the partial results and their report, then the error
+      print_report_paths(reports::write_report(*out));
+      std::cerr << "vramsim sweep: error: " << e.what() << "\n";
+      return 3;
+    }
   }
   store->rewrite_csv(study);
   const reports::ReportOutcome report = reports::write_report(*out);

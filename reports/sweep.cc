@@ -6,10 +6,20 @@
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "core/json.h"
 
 namespace vramsim::reports {
 namespace {
@@ -42,6 +52,69 @@ SweepTally tally(const Study& study, const std::map<std::string, PointRecord>& r
 std::string tail_of(const std::string& err, std::size_t max = 2000) {
   std::string s = err.size() > max ? "..." + err.substr(err.size() - max) : err;
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Seconds as a person reads them: "300 s", "0.5 s".
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+// What rank 0 knows of one other rank's heartbeat file.
+struct RankWatch {
+  std::optional<std::string> seen;  // the content at the last look; nullopt: no file
+  double since_s = 0;               // when rank 0 first saw `seen`, on its own clock
+  bool this_run = false;            // the file changed after rank 0 started: this run wrote it
+  bool reported = false;            // on_lost was called for this rank
+};
+
+void look(RankWatch& w, const std::map<int, std::string>& beats, const std::map<int, std::string>& at_start, int rank,
+          double now_s) {
+  auto it = beats.find(rank);
+  std::optional<std::string> now = it == beats.end() ? std::nullopt : std::optional<std::string>(it->second);
+  if (now == w.seen) return;
+  w.seen = now;
+  w.since_s = now_s;
+  auto old = at_start.find(rank);
+  if (now && (old == at_start.end() || old->second != *now)) w.this_run = true;
+}
+
+// "rank 1 (host h, pid 42)": the rank, and the process its heartbeat names when there is one.
+std::string who(int rank, const RankWatch& w) {
+  std::string s = "rank " + std::to_string(rank);
+  if (!w.this_run || !w.seen) return s;
+  auto v = json::parse(*w.seen);
+  if (v && v->is_object() && v->find("host") && v->find("pid"))
+    s += " (host " + v->find("host")->text() + ", pid " + v->find("pid")->text() + ")";
+  return s;
+}
+
+// Why a rank that owns missing points is lost; empty while it may still record them.
+std::string lost_reason(const RankWatch& w, int ranks, double now_s, double stale_after_s) {
+  if (w.this_run && w.seen) {
+    auto v = json::parse(*w.seen);
+    if (v && v->is_object()) {
+      const json::Value* n = v->find("ranks");
+      const json::Value* state = v->find("state");
+      if (n && n->text() != std::to_string(ranks))
+        return "it runs with " + n->text() + " ranks, rank 0 with " + std::to_string(ranks);
+      if (state && state->text() != "running") return "it ended (state \"" + state->text() + "\") without recording them";
+    }
+  }
+  if (now_s - w.since_s <= stale_after_s) return {};
+  if (!w.seen) return "no heartbeat file appeared in " + seconds(stale_after_s);
+  if (!w.this_run) return "its heartbeat has not changed since rank 0 started (limit " + seconds(stale_after_s) + ")";
+  return "its heartbeat stopped: unchanged for " + seconds(stale_after_s);
+}
+
+// "points 1 (Gen3, 2), 3 (Gen5, 2)": at most `max` of them, then how many more.
+std::string describe(const Study& study, const std::vector<Point>& points, std::size_t max = 8) {
+  std::string s = points.size() == 1 ? "point " : "points ";
+  for (std::size_t i = 0; i < points.size() && i < max; ++i)
+    s += (i ? ", " : "") + std::to_string(points[i].index) + " (" + study.label(points[i]) + ")";
+  if (points.size() > max) s += " and " + std::to_string(points.size() - max) + " more";
   return s;
 }
 
@@ -159,11 +232,167 @@ SweepTally run_sweep(const Study& study, ResultsStore& store, const SweepOptions
   return t;
 }
 
-SweepTally wait_for_all(const Study& study, ResultsStore& store) {
+std::filesystem::path heartbeat_path(const std::filesystem::path& dir, int rank) {
+  return dir / "ranks" / ("rank-" + std::to_string(rank) + ".json");
+}
+
+std::map<int, std::string> read_heartbeats(const std::filesystem::path& dir, int ranks) {
+  std::map<int, std::string> beats;
+  for (int r = 0; r < ranks; ++r) {
+    std::ifstream in(heartbeat_path(dir, r), std::ios::binary);
+    if (!in) continue;
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!text.str().empty()) beats[r] = text.str();
+  }
+  return beats;
+}
+
+double beat_interval_s(double stale_after_s) { return std::min(10.0, stale_after_s / 5); }
+
+Heartbeat::Heartbeat(std::filesystem::path dir, Rank rank, double interval_s) : dir_(std::move(dir)), rank_(rank) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  host_ = host;
+  started_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::error_code ec;
+  std::filesystem::create_directories(dir_ / "ranks", ec);
+  if (ec) throw std::runtime_error("cannot create " + (dir_ / "ranks").string() + ": " + ec.message());
+  write("running");
+  const auto interval = std::chrono::duration<double>(std::max(interval_s, 0.001));
+  thread_ = std::thread([this, interval] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
+      try {
+        write("running");
+      } catch (const std::runtime_error&) {
+        // Skipped: if beats keep failing, rank 0 sees them stop and says so.
+      }
+    }
+  });
+}
+
+Heartbeat::~Heartbeat() {
+  stop();
+  if (finished_) return;
+  try {
+    write("exited");
+  } catch (const std::runtime_error&) {
+    // Rank 0 then finds the heartbeat stale instead.
+  }
+}
+
+void Heartbeat::finish() {
+  stop();
+  write("done");
+  finished_ = true;
+}
+
+void Heartbeat::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Heartbeat::write(const char* state) {
+  ++beat_;
+  json::Writer j(false);
+  j.begin_object()
+      .field("rank", rank_.rank)
+      .field("ranks", rank_.size)
+      .field("host", host_)
+      .field("pid", static_cast<std::int64_t>(::getpid()))
+      .field("started_ns", static_cast<std::int64_t>(started_ns_))
+      .field("beat", static_cast<std::int64_t>(beat_))
+      .field("state", state)
+      .end_object();
+  const std::filesystem::path path = heartbeat_path(dir_, rank_.rank);
+  std::filesystem::path aside = path;
+  aside += ".tmp";  // one writer per rank: the name is this process's own
+  {
+    std::ofstream out(aside, std::ios::binary | std::ios::trunc);
+    out << j.str() << "\n";
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + aside.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(aside, path, ec);
+  if (ec) throw std::runtime_error("cannot rename " + aside.string() + " to " + path.string() + ": " + ec.message());
+}
+
+SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptions& options) {
+  const auto clock_start = std::chrono::steady_clock::now();
+  auto now_s = [&] {
+    return options.now_s ? options.now_s()
+                         : std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+  };
+  const int ranks = std::max(1, options.ranks);
+  const double first_s = now_s();
+  std::map<int, RankWatch> watch;
+  for (int r = 1; r < ranks; ++r) {
+    auto old = options.at_start.find(r);
+    if (old != options.at_start.end()) watch[r].seen = old->second;
+    watch[r].since_s = first_s;
+  }
+  std::optional<std::size_t> recorded_first;
   while (true) {
-    SweepTally t = tally(study, store.load());
-    if (t.completed + t.failed == t.points) return t;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const double now = now_s();
+    // The heartbeats before the records: a rank writes "done" only after its last record, so a
+    // "done" read here means its records are in the load below.
+    const auto beats = read_heartbeats(store.dir(), ranks);
+    const auto records = store.load();
+    SweepTally t = tally(study, records);
+    const std::size_t recorded = t.completed + t.failed;
+    if (!recorded_first) recorded_first = recorded;
+    if (options.on_progress) {
+      SweepProgress progress;  // the points recorded while waiting, of those missing at the start
+      progress.done = recorded - *recorded_first;
+      progress.todo = t.points - *recorded_first;
+      progress.failed = 0;
+      progress.elapsed_s = now - first_s;
+      options.on_progress(progress);
+    }
+    if (recorded == t.points) return t;
+
+    std::map<int, std::vector<Point>> missing;  // by the rank that owns them
+    for (auto& p : study.points())
+      if (!records.count(point_key(p))) missing[static_cast<int>(p.index % static_cast<std::size_t>(ranks))].push_back(p);
+    std::vector<std::string> lost;
+    std::vector<std::string> newly_lost;  // told through on_lost while other ranks still work
+    bool alive = false;
+    for (const auto& [r, points] : missing) {
+      std::string why = "it ended without recording them";  // rank 0: this process, past its run_sweep()
+      std::string name = "rank 0 (this process)";
+      if (r != 0) {
+        RankWatch& w = watch[r];
+        look(w, beats, options.at_start, r, now);
+        why = lost_reason(w, ranks, now, options.stale_after_s);
+        name = who(r, w);
+        if (why.empty()) {
+          alive = true;
+          continue;
+        }
+        if (!w.reported)
+          newly_lost.push_back(name + " is lost: " + why + "; its missing " + describe(study, points) +
+                               "; waiting for the other ranks");
+        w.reported = true;
+      }
+      lost.push_back(name + ": " + why + "; missing " + describe(study, points));
+    }
+    if (!alive) {
+      std::string what = std::to_string(t.points - recorded) + " of " + std::to_string(t.points) +
+                         " points are missing and no rank that owns one is still working:";
+      for (const auto& line : lost) what += "\n  " + line;
+      what += "\nrerun the same command to run the missing points (the recorded ones are kept)";
+      throw RanksLost(what, t);
+    }
+    if (options.on_lost)
+      for (const auto& line : newly_lost) options.on_lost(line);
+    if (options.pause) options.pause();
+    else std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
 

@@ -5,11 +5,19 @@
 // Distribution over MPI ranks needs no MPI library: each rank reads its rank and the world size
 // from the launcher's environment and owns the points whose index modulo the size is its rank.
 // Every point runs the same command whichever rank runs it, so results do not depend on the
-// number of ranks or workers.
+// number of ranks or workers. Ranks tell rank 0 they are alive through heartbeat files in the
+// results directory, so that rank 0 stops with an error instead of waiting forever for the
+// points of a rank that died.
 #pragma once
 
+#include <condition_variable>
+#include <filesystem>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "reports/results_store.h"
 #include "reports/study.h"
@@ -64,8 +72,81 @@ struct SweepOptions {
 // results directory as this process left it.
 SweepTally run_sweep(const Study& study, ResultsStore& store, const SweepOptions& options, const PointRunner& runner);
 
-// Blocks until every point of the study is recorded (other ranks still running), polling.
-SweepTally wait_for_all(const Study& study, ResultsStore& store);
+// A rank's heartbeat: DIR/ranks/rank-R.json, one JSON object {"rank", "ranks", "host", "pid",
+// "started_ns", "beat", "state"} replaced atomically (written aside, then renamed) at every
+// beat. `state` is "running" while the rank works, "done" once it has recorded every point it
+// owns, "exited" when it stopped before that (an error). Rank 0 never compares clocks of
+// different machines: it times how long a rank's file has gone without changing on its own
+// clock, and every beat changes the file (`beat` counts up; `host`, `pid` and `started_ns` tell
+// one run's file from an earlier run's).
+std::filesystem::path heartbeat_path(const std::filesystem::path& dir, int rank);
+
+// The contents of the heartbeat files of ranks [0, ranks) now, by rank; a missing or
+// unreadable file is left out.
+std::map<int, std::string> read_heartbeats(const std::filesystem::path& dir, int ranks);
+
+// Beats for one rank for the lifetime of the object: the first beat when constructed, then one
+// every `interval_s` seconds from a thread of its own. Throws std::runtime_error when the first
+// beat cannot be written; a later failed beat is skipped (rank 0 will see the beats stop).
+class Heartbeat {
+ public:
+  Heartbeat(std::filesystem::path dir, Rank rank, double interval_s);
+  ~Heartbeat();  // stops beating; the last state is "exited" unless finish() was called
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+  // Stops beating and writes the state "done": every point this rank owns is recorded.
+  void finish();
+
+ private:
+  void write(const char* state);  // one beat; throws std::runtime_error
+  void stop();
+
+  std::filesystem::path dir_;
+  Rank rank_;
+  std::string host_;
+  long long started_ns_ = 0;
+  long long beat_ = 0;
+  bool finished_ = false;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// The interval between beats for a staleness limit: a fifth of it, at most 10 s, so that a
+// live rank beats several times within the limit.
+double beat_interval_s(double stale_after_s);
+
+inline constexpr double kDefaultStaleAfterS = 300;  // --rank-timeout's default, seconds
+
+struct WaitOptions {
+  int ranks = 1;                               // the world size; this process is rank 0
+  double stale_after_s = kDefaultStaleAfterS;  // a rank whose heartbeat has not changed for this long is lost
+  // read_heartbeats() when this process started: a file that has not changed since may be
+  // left over from an earlier run, so its state ("done", "exited") is not believed.
+  std::map<int, std::string> at_start;
+  std::function<double()> now_s;    // a monotonic clock, seconds; steady_clock when empty
+  std::function<void()> pause;      // between two looks at DIR; sleeps 200 ms when empty
+  std::function<void(const SweepProgress&)> on_progress;  // each look: points recorded of all
+  std::function<void(const std::string&)> on_lost;         // once per rank found lost while others still work
+};
+
+// Some points are missing and every rank that owns one is lost. what() names the points and
+// the ranks and why each is taken as lost.
+class RanksLost : public std::runtime_error {
+ public:
+  RanksLost(const std::string& what, SweepTally at_loss) : std::runtime_error(what), tally(at_loss) {}
+  SweepTally tally;  // the results directory when rank 0 gave up
+};
+
+// Blocks until every point of the study is recorded (other ranks still running), looking at
+// DIR every pause. A rank that owns a missing point is lost when its heartbeat has not changed
+// for `stale_after_s` (or never appeared in that time), when it says it ended ("done",
+// "exited") in this run, or when it runs with another number of ranks. A rank found lost while
+// others still work is reported through `on_lost`; once every rank that owns a missing point is
+// lost, throws RanksLost. Rank 0 owns no missing point when this is called after its run_sweep().
+SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptions& options);
 
 // The record for one point from its child's outcome (failed when it exited non-zero or printed
 // no readable summary).

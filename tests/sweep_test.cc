@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -78,6 +79,57 @@ std::map<std::string, std::string> records(const std::string& dir) {
   }
   return out;
 }
+
+// A heartbeat file as a rank of another process writes it (the format of reports/sweep.h).
+void beat(const std::string& dir, int rank, int ranks, int n, const std::string& state, const std::string& host = "test") {
+  fs::create_directories(fs::path(dir) / "ranks");
+  std::ofstream(reports::heartbeat_path(dir, rank)) << "{\"rank\":" << rank << ",\"ranks\":" << ranks << ",\"host\":\""
+                                                     << host << "\",\"pid\":1,\"started_ns\":1,\"beat\":" << n
+                                                     << ",\"state\":\"" << state << "\"}\n";
+}
+
+// Rank 0's view of a multi-rank sweep, on a clock of its own: every pause is 10 s, and the
+// test's `step` plays the other ranks at each pause (its argument counts the pauses from 1).
+struct WaitRig {
+  reports::Study study;
+  std::string dir;
+  reports::ResultsStore store;
+  reports::WaitOptions options;
+  double t = 0;
+  int pauses = 0;
+  std::vector<std::string> lost;
+  std::function<void(int)> step = [](int) {};
+
+  WaitRig(const std::string& name, int ranks)
+      : study(study_from(name, "study: " + name + "\nscenario: moe125b-rtx5090-gen3-shared\naxes:\n"
+                               "  - { key: workload.clients, values: [1, 2, 3, 4, 5, 6] }\n")),
+        dir(fresh_dir(name)),
+        store(dir) {
+    store.open_study(study);
+    options.ranks = ranks;
+    options.stale_after_s = 30;
+    options.now_s = [this] { return t; };
+    options.pause = [this] {
+      t += 10;
+      step(++pauses);
+    };
+    options.on_lost = [this](const std::string& m) { lost.push_back(m); };
+  }
+  // Records the points `rank` owns, as that rank would.
+  void record(int rank) {
+    for (const auto& p : study.points())
+      if (static_cast<int>(p.index) % options.ranks == rank)
+        store.append(study, reports::ok_record(p, json::Value::object()), json::Value::object());
+  }
+  std::string wait_error() {
+    try {
+      reports::wait_for_all(study, store, options);
+    } catch (const reports::RanksLost& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+};
 
 }  // namespace
 
@@ -246,6 +298,126 @@ TEST_CASE("sweep: PMIx launchers give a rank and a size from one launcher, or an
   CHECK_THAT(error(), Catch::Contains("SLURM_PROCID=3 is outside [0, SLURM_NTASKS=3)"));
 }
 
+TEST_CASE("sweep: rank 0 gives up on a rank whose heartbeat stopped, naming its points", "[sweep][mpi]") {
+  WaitRig rig("stale", 2);
+  rig.record(0);
+  rig.step = [&](int pause) {
+    if (pause == 1) beat(rig.dir, 1, 2, 1, "running");  // rank 1 starts, then dies
+  };
+  const std::string error = rig.wait_error();
+  CHECK_THAT(error, Catch::StartsWith("3 of 6 points are missing and no rank that owns one is still working:\n"));
+  CHECK_THAT(error, Catch::Contains("\n  rank 1 (host test, pid 1): its heartbeat stopped: unchanged for 30 s; "
+                                    "missing points 1 (2), 3 (4), 5 (6)\n"));
+  CHECK_THAT(error, Catch::EndsWith("rerun the same command to run the missing points (the recorded ones are kept)"));
+  CHECK(rig.t == 50);  // first seen at 10 s: lost at the first look more than 30 s later, not before
+  CHECK(rig.lost.empty());  // no other rank to wait for: the error says it all
+}
+
+TEST_CASE("sweep: rank 0 waits for a rank that keeps beating, however long", "[sweep][mpi]") {
+  WaitRig rig("alive", 2);
+  rig.record(0);
+  rig.step = [&](int pause) {
+    beat(rig.dir, 1, 2, pause, "running");
+    if (pause == 20) {  // 200 s: well past the 30 s limit
+      rig.record(1);
+      beat(rig.dir, 1, 2, pause + 1, "done");
+    }
+  };
+  std::vector<std::size_t> seen;
+  rig.options.on_progress = [&](const reports::SweepProgress& p) { seen.push_back(p.done * 100 + p.todo); };
+  const auto t = reports::wait_for_all(rig.study, rig.store, rig.options);
+  CHECK(t.completed == 6);
+  CHECK(rig.pauses == 20);
+  CHECK(rig.lost.empty());
+  REQUIRE(seen.size() == 21);  // progress at every look: 0 then 3 of the 3 missing at the start
+  CHECK(seen.front() == 3);
+  CHECK(seen.back() == 303);
+}
+
+TEST_CASE("sweep: rank 0 stops at once on a rank that ended without its points or has another size", "[sweep][mpi]") {
+  WaitRig rig("ended", 2);
+  rig.record(0);
+  rig.step = [&](int pause) {
+    if (pause == 1) beat(rig.dir, 1, 2, 9, "exited");
+  };
+  CHECK_THAT(rig.wait_error(), Catch::Contains("rank 1 (host test, pid 1): it ended (state \"exited\") without recording them; "
+                                               "missing points 1 (2), 3 (4), 5 (6)"));
+  CHECK(rig.t == 10);
+  WaitRig sizes("sizes", 2);
+  sizes.record(0);
+  sizes.step = [&](int pause) {
+    if (pause == 1) beat(sizes.dir, 1, 3, 1, "running");
+  };
+  CHECK_THAT(sizes.wait_error(), Catch::Contains("rank 1 (host test, pid 1): it runs with 3 ranks, rank 0 with 2"));
+  CHECK(sizes.t == 10);
+}
+
+TEST_CASE("sweep: a heartbeat left by an earlier run is not taken for this run's", "[sweep][mpi]") {
+  WaitRig rig("leftover", 2);
+  rig.record(0);
+  beat(rig.dir, 1, 2, 7, "done", "earlier");  // an earlier run's rank 1 finished
+  rig.options.at_start = reports::read_heartbeats(rig.dir, 2);
+  REQUIRE(rig.options.at_start.size() == 1);
+  SECTION("this run's rank 1 starts late and finishes") {
+    rig.step = [&](int pause) {
+      if (pause == 2) beat(rig.dir, 1, 2, 1, "running");
+      if (pause == 4) {
+        rig.record(1);
+        beat(rig.dir, 1, 2, 2, "done");
+      }
+    };
+    CHECK(reports::wait_for_all(rig.study, rig.store, rig.options).completed == 6);
+    CHECK(rig.lost.empty());
+  }
+  SECTION("this run's rank 1 never starts") {
+    const std::string error = rig.wait_error();
+    CHECK_THAT(error, Catch::Contains("\n  rank 1: its heartbeat has not changed since rank 0 started (limit 30 s); missing points 1 (2)"));
+    CHECK(rig.t == 40);
+  }
+}
+
+TEST_CASE("sweep: rank 0 waits for the ranks still working before it reports the lost ones", "[sweep][mpi]") {
+  WaitRig rig("some_lost", 3);
+  rig.record(0);
+  rig.step = [&](int pause) {
+    if (pause == 1) beat(rig.dir, 1, 3, 1, "done");  // finished without its points
+    beat(rig.dir, 2, 3, pause, "running");
+    if (pause == 8) {
+      rig.record(2);
+      beat(rig.dir, 2, 3, pause + 1, "done");
+    }
+  };
+  const std::string error = rig.wait_error();
+  REQUIRE(rig.lost.size() == 1);  // said as soon as found...
+  CHECK_THAT(rig.lost[0], Catch::StartsWith("rank 1 (host test, pid 1) is lost: it ended (state \"done\") without recording them; "
+                                            "its missing points 1 (2), 4 (5); waiting for the other ranks"));
+  CHECK(rig.pauses == 8);  // ...and the error once rank 2 had recorded its points
+  CHECK_THAT(error, Catch::StartsWith("2 of 6 points are missing"));
+  CHECK_THAT(error, !Catch::Contains("rank 2"));
+  CHECK(rig.store.load().size() == 4);
+}
+
+TEST_CASE("sweep: a rank's heartbeat says running, then done or exited", "[sweep][mpi]") {
+  const std::string dir = fresh_dir("heartbeat");
+  auto state = [&](int rank) {
+    auto v = json::parse(reports::read_heartbeats(dir, 3).at(rank));
+    REQUIRE(v.ok());
+    return v->find("state")->text() + " " + v->find("ranks")->text() + " " + v->find("pid")->text();
+  };
+  const std::string pid = std::to_string(::getpid());
+  {
+    reports::Heartbeat one(dir, {1, 3}, 3600);
+    CHECK(state(1) == "running 3 " + pid);
+    one.finish();
+    CHECK(state(1) == "done 3 " + pid);
+  }
+  CHECK(state(1) == "done 3 " + pid);
+  { reports::Heartbeat two(dir, {2, 3}, 3600); }  // left without finish(): an error path
+  CHECK(state(2) == "exited 3 " + pid);
+  CHECK(reports::beat_interval_s(300) == 10);
+  CHECK(reports::beat_interval_s(1) == 0.2);
+}
+
 TEST_CASE("sweep: results do not depend on -j", "[sweep][determinism]") {
   const std::string a = fresh_dir("j1"), b = fresh_dir("j2");
   auto r1 = run_vramsim("sweep " + mini() + " -o " + a + " -j 1 --json");
@@ -334,6 +506,75 @@ TEST_CASE("sweep: mpirun -np 2 gives the local results", "[sweep][mpi]") {
   CHECK(records(mpi) == records(local));
   CHECK(read(fs::path(mpi) / "results.csv") == read(fs::path(local) / "results.csv"));
   CHECK(read(fs::path(mpi) / "report.md") == read(fs::path(local) / "report.md"));
+}
+
+// Ranks started by hand, with the variables Open MPI sets: rank 0 alone sees no heartbeat of
+// rank 1 and gives up after --rank-timeout; running rank 1, then rank 0 again, completes the
+// sweep with the results of a one-rank sweep.
+TEST_CASE("sweep: rank 0 exits 3 naming the points of a rank that never started, and a rerun completes", "[sweep][mpi]") {
+  const std::string local = fresh_dir("lost_local"), dir = fresh_dir("lost");
+  REQUIRE(run_vramsim("sweep " + mini() + " -o " + local + " -j 2").status == 0);
+  auto as_rank = [&](int rank) {
+    return proc::run({"env", "OMPI_COMM_WORLD_RANK=" + std::to_string(rank), "OMPI_COMM_WORLD_SIZE=2", VRAMSIM_BINARY,
+                      "sweep", mini(), "-o", dir, "-j", "2", "--rank-timeout", "1", "--json"});
+  };
+  const auto alone = as_rank(0);
+  INFO(alone.err);
+  CHECK(alone.exit_code == 3);
+  CHECK(alone.out.empty());
+  CHECK_THAT(alone.err, Catch::Contains("vramsim sweep: error: 4 of 8 points are missing and no rank that owns one is still working:\n"
+                                        "  rank 1: no heartbeat file appeared in 1 s; missing points 1 (Gen3, 18106MiB, 2), 3 ("));
+  CHECK(records(dir).size() == 4);
+  CHECK(fs::exists(fs::path(dir) / "report.md"));  // the partial report
+  const auto one = as_rank(1);
+  INFO(one.err);
+  CHECK(one.exit_code == 0);
+  const auto again = as_rank(0);
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK(vramsim::test::json_number(again.out, "completed") == 8);
+  CHECK(vramsim::test::json_number(again.out, "ran") == 0);
+  CHECK(records(dir) == records(local));
+  CHECK(read(fs::path(dir) / "results.csv") == read(fs::path(local) / "results.csv"));
+  CHECK(read(fs::path(dir) / "report.md") == read(fs::path(local) / "report.md"));
+}
+
+TEST_CASE("sweep: rank 0 exits 3 when another rank is killed with SIGKILL", "[sweep][mpi]") {
+  const std::string dir = fresh_dir("killed");
+  const std::string binary = VRAMSIM_BINARY, study = mini();
+  // Rank 1 by hand, killed once its heartbeat is written, before it can record its 4 points.
+  std::vector<std::string> args = {binary, "sweep", study, "-o", dir, "-j", "1", "--rank-timeout", "1"};
+  std::vector<std::string> env = {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2"};
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data()) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(reports::heartbeat_path(dir, 1)) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(fs::exists(reports::heartbeat_path(dir, 1)));
+
+  const auto r = proc::run({"env", "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2", binary, "sweep", study, "-o", dir,
+                            "-j", "2", "--rank-timeout", "1"});
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.err, Catch::Contains("  rank 1"));
+  CHECK_THAT(r.err, Catch::Contains("; missing point"));
+}
+
+TEST_CASE("sweep: --rank-timeout takes whole seconds", "[sweep][errors]") {
+  vramsim::test::check_usage_error("sweep " + mini() + " -o " + fresh_dir("timeout") + " --rank-timeout 0", "--rank-timeout");
 }
 
 TEST_CASE("sweep: a failing point is recorded with its error and the sweep goes on", "[sweep][errors]") {
