@@ -131,6 +131,26 @@ struct WaitRig {
   }
 };
 
+// Starts `args` (args[0] the binary) with stdout discarded and `extra_env` added to this
+// process's environment, without waiting: the caller kills or waits for the pid.
+pid_t spawn_quiet(std::vector<std::string> args, const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> env = extra_env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(spawned == 0);
+  return pid;
+}
+
 }  // namespace
 
 TEST_CASE("sweep: study grid, zipped axes, ranges and labels expand in a fixed order", "[sweep]") {
@@ -452,16 +472,7 @@ TEST_CASE("sweep: resuming after kill -9 loses and duplicates nothing", "[sweep]
   // Start the sweep, kill it with SIGKILL once a point or more is recorded, then tear the
   // last line as a crash in the middle of a write would.
   const std::string binary = VRAMSIM_BINARY, study = mini();
-  std::vector<std::string> args = {binary, "sweep", study, "-o", dir, "-j", "1"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_quiet({binary, "sweep", study, "-o", dir, "-j", "1"});
   const fs::path results = fs::path(dir) / "results.jsonl";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   auto lines = [&] {
@@ -543,20 +554,8 @@ TEST_CASE("sweep: rank 0 exits 3 when another rank is killed with SIGKILL", "[sw
   const std::string dir = fresh_dir("killed");
   const std::string binary = VRAMSIM_BINARY, study = mini();
   // Rank 1 by hand, killed once its heartbeat is written, before it can record its 4 points.
-  std::vector<std::string> args = {binary, "sweep", study, "-o", dir, "-j", "1", "--rank-timeout", "1"};
-  std::vector<std::string> env = {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2"};
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data()) == 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_quiet({binary, "sweep", study, "-o", dir, "-j", "1", "--rank-timeout", "1"},
+                                {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2"});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (!fs::exists(reports::heartbeat_path(dir, 1)) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
