@@ -1,6 +1,7 @@
 #include "calibrate/report.h"
 
 #include "core/json.h"
+#include "core/units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -380,6 +381,40 @@ std::string to_yaml(const Value& v) {
   std::ostringstream s;
   write_yaml(s, v);
   return s.str();
+}
+
+
+YamlFigure latency_figure(const TransferFit& fit) {
+  YamlFigure f;
+  if (!fit.ok) {
+    f.why = "the transfer fit failed (fewer than two distinct sizes or no positive slope): latency not measured";
+    return f;
+  }
+  const std::string text = format_time(fit.t0_s);
+  const auto back = units::parse(text, units::Dimension::Time);
+  if (!(fit.t0_s > 0.0) || !back || !(*back > 0.0)) {
+    f.why = "fitted intercept t0 = " + format_number(fit.t0_s) +
+            " s is not a positive time (below the timer's resolution, or a fitting artefact): latency written as null";
+    return f;
+  }
+  f.value = Value::string(text);
+  return f;
+}
+
+YamlFigure efficiency_figure(double zero_copy_Bps, double h2d_Bps) {
+  YamlFigure f;
+  if (!(zero_copy_Bps > 0.0) || !(h2d_Bps > 0.0)) {
+    f.why = "zero-copy or pinned H2D bandwidth not measured: efficiency written as null";
+    return f;
+  }
+  const double ratio = zero_copy_Bps / h2d_Bps;
+  double v = std::min(1.0, ratio);
+  const double rounded = std::round(v * 1000.0) / 1000.0;
+  if (rounded > 0.0) v = rounded;  // a ratio below 0.0005 keeps its digits rather than becoming 0
+  if (ratio > 1.0)
+    f.why = "zero-copy read / pinned H2D bandwidth = " + format_number(ratio) + " > 1: efficiency clamped to 1";
+  f.value = Value::number(v);
+  return f;
 }
 
 }  // namespace vramsim::calibrate

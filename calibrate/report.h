@@ -122,4 +122,27 @@ void write_yaml(std::ostream& out, const Value& v);
 std::string to_json(const Value& v, int indent = 2);
 std::string to_yaml(const Value& v);
 
+// ---- what the calibration YAML may say (hw/calibration.cc reads it back) -----------------
+
+// The reader accepts a figure only when it is positive and, for an efficiency, at most 1; a
+// figure it would refuse makes the whole file unusable, so the writer decides here, without
+// CUDA, what each measured value becomes in the YAML.
+
+// One figure as the YAML writes it.
+struct YamlFigure {
+  Value value;      // what the YAML writes: a string ("2.10us"), a number (0.812) or null
+  std::string why;  // when the value is null or was altered: why (for the raw JSON's notes)
+};
+
+// pcie.<dir>.latency, the fitted intercept t0 of t = t0 + bytes / bandwidth (seconds): a time
+// string when the fit is ok and t0 reads back as a positive time; otherwise null (unmeasured,
+// the simulator keeps its own latency) with `why` set.
+YamlFigure latency_figure(const TransferFit& fit);
+
+// zero_copy.efficiency = zero-copy read bandwidth / pinned-copy H2D bandwidth (both bytes/s),
+// rounded to 3 decimals and clamped to at most 1 (a zero-copy read faster than the copy fit's
+// slope is measurement noise or a different path, not an efficiency above 1; the raw ratio
+// stays in the raw JSON). Null when either bandwidth is not positive.
+YamlFigure efficiency_figure(double zero_copy_Bps, double h2d_Bps);
+
 }  // namespace vramsim::calibrate

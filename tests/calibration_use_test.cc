@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include "calibrate/report.h"
+#include "core/config_tree.h"
+#include "hw/calibration.h"
 #include "scenario_runs.h"
 
 using vramsim::test::data_path;
@@ -40,4 +43,69 @@ TEST_CASE("a malformed calibration names its file and key", "[calibration][error
   auto missing = run_vramsim("run " + kShared + " --set hardware.gpu.calibration=/nonexistent/card.yaml");
   CHECK(missing.status == 2);
   CHECK_THAT(missing.err, Catch::Contains("cannot read the calibration /nonexistent/card.yaml"));
+}
+
+namespace {
+// The calibration YAML vramsim-calibrate would write for these measurements (the figures the
+// simulator reads; report.h decides latency and efficiency), read back by hw/calibration.cc.
+vramsim::hw::CardCalibration written_then_read(const vramsim::calibrate::TransferFit& h2d, double zero_copy_Bps) {
+  namespace vc = vramsim::calibrate;
+  vc::Value summary = vc::Value::object();
+  summary["name"] = vc::Value::string("edge-card");
+  summary["pcie"]["h2d"]["bandwidth"] = vc::Value::string(vc::format_bandwidth(h2d.bandwidth_Bps));
+  summary["pcie"]["h2d"]["latency"] = vc::latency_figure(h2d).value;
+  summary["zero_copy"]["efficiency"] = vc::efficiency_figure(zero_copy_Bps, h2d.bandwidth_Bps).value;
+  summary["vram"]["read_bandwidth"] = vc::Value::string(vc::format_bandwidth(1.6e12));
+  auto tree = vramsim::config::parse_yaml(vc::to_yaml(summary), "edge-card.yaml");
+  REQUIRE(tree);
+  return vramsim::hw::decode_calibration(*tree, "edge-card.yaml");
+}
+}  // namespace
+
+TEST_CASE("the simulator reads what the calibrator writes at the edges: t0 <= 0, zero-copy faster than copies",
+          "[calibration][calibrate]") {
+  namespace vc = vramsim::calibrate;
+  vc::TransferFit fit;
+  fit.ok = true;
+  fit.bandwidth_Bps = 25e9;
+  fit.r2 = 0.999;
+  SECTION("a negative intercept is unmeasured, not 0ns") {
+    fit.t0_s = -3e-7;
+    const vc::YamlFigure lat = vc::latency_figure(fit);
+    CHECK(lat.value.is_null());
+    CHECK_THAT(lat.why, Catch::Contains("not a positive time"));
+    const auto c = written_then_read(fit, 20e9);
+    CHECK_FALSE(c.h2d_latency);
+    CHECK(*c.h2d_bandwidth == Approx(25e9));
+    CHECK(*c.zero_copy_efficiency == Approx(0.8));
+  }
+  SECTION("a zero intercept, and one too small to write, are unmeasured") {
+    fit.t0_s = 0.0;
+    CHECK_FALSE(written_then_read(fit, 20e9).h2d_latency);
+    fit.t0_s = 1e-16;  // "0.0001ns" or "0ns": either way not a figure worth a latency
+    const vc::YamlFigure lat = vc::latency_figure(fit);
+    CHECK_NOTHROW(written_then_read(fit, 20e9));
+    if (!lat.value.is_null()) CHECK(*written_then_read(fit, 20e9).h2d_latency > 0);
+  }
+  SECTION("a positive intercept is written as a time") {
+    fit.t0_s = 2.1e-6;
+    CHECK(*written_then_read(fit, 20e9).h2d_latency == Approx(2.1e-6).epsilon(1e-3));
+  }
+  SECTION("a failed fit is unmeasured") {
+    fit.ok = false;
+    CHECK(vc::latency_figure(fit).value.is_null());
+  }
+  SECTION("zero-copy reads faster than the copy fit: efficiency 1 in the YAML, the ratio in the note") {
+    fit.t0_s = 2e-6;
+    const vc::YamlFigure eff = vc::efficiency_figure(27.5e9, fit.bandwidth_Bps);
+    CHECK(eff.value.as_number() == 1.0);
+    CHECK_THAT(eff.why, Catch::Contains("1.1"));
+    CHECK(*written_then_read(fit, 27.5e9).zero_copy_efficiency == 1.0);
+  }
+  SECTION("a tiny efficiency stays positive; an unmeasured one is null") {
+    fit.t0_s = 2e-6;
+    CHECK(*written_then_read(fit, 1e6).zero_copy_efficiency > 0);
+    CHECK(vc::efficiency_figure(0.0, 25e9).value.is_null());
+    CHECK(vc::efficiency_figure(20e9, 0.0).value.is_null());
+  }
 }
