@@ -205,11 +205,8 @@ int replay_main(int argc, char** argv) {
   const std::size_t stride_bytes = (expert_bytes + 4095) & ~static_cast<std::size_t>(4095);
   const std::size_t words = expert_bytes / 16;
   const std::size_t host_bytes = stride_bytes * static_cast<std::size_t>(pairs);
-  const std::int64_t max_slots = *std::max_element(opt.slots.begin(), opt.slots.end());
   const std::size_t k = static_cast<std::size_t>(trace.top_k);
   const std::size_t staging_slots = 2 * k;  // two layers' worth: layer l+1 stages while l may still read
-  const std::size_t vram_bytes = stride_bytes * (static_cast<std::size_t>(max_slots) + staging_slots) +
-                                 static_cast<std::size_t>(opt.dense_bytes);
   const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
   if (static_cast<double>(host_bytes) > 0.75 * ram) {
     std::fprintf(stderr, "vramsim-calibrate replay: %lld experts x %zu B = %.1f GiB of pinned host memory is more than 3/4 "
@@ -217,12 +214,93 @@ int replay_main(int argc, char** argv) {
                  static_cast<double>(host_bytes) / kGiB, ram / kGiB);
     return 1;
   }
+  // Each cache size is judged alone against the free VRAM, less the look-up table and a
+  // margin for the driver's own allocations: a size that does not fit (the full model on a
+  // 32 GB card) is skipped with a note in the JSON, and the buffer is sized for the largest
+  // that fits. None fitting is an error (after the JSON says why).
   std::size_t free_b = 0, total_b = 0;
   CHECK(cudaMemGetInfo(&free_b, &total_b));
-  if (vram_bytes > free_b) {
-    std::fprintf(stderr, "vramsim-calibrate replay: the largest cache needs %.0f MiB of VRAM, %.0f MiB free; "
-                 "use fewer --slots or a smaller --expert-bytes\n", static_cast<double>(vram_bytes) / kMiB,
+  const std::size_t table_bytes = trace.routes.size() * sizeof(uint4*);
+  const std::size_t margin = std::size_t{256} << 20;
+  const std::size_t budget = free_b > table_bytes + margin ? free_b - table_bytes - margin : 0;
+  const std::vector<bool> fits = replay_sizes_that_fit(opt.slots, stride_bytes, trace.top_k, opt.dense_bytes, budget);
+  std::int64_t max_slots = -1;
+  Value skipped = Value::array();
+  for (std::size_t i = 0; i < opt.slots.size(); ++i) {
+    if (fits[i]) {
+      max_slots = std::max(max_slots, opt.slots[i]);
+      continue;
+    }
+    const double need = static_cast<double>(replay_vram_bytes(opt.slots[i], stride_bytes, trace.top_k, opt.dense_bytes));
+    std::fprintf(stderr, "vramsim-calibrate replay: skipping %lld slots: needs %.0f MiB of VRAM, %.0f MiB usable "
+                 "(%.0f MiB free)\n", static_cast<long long>(opt.slots[i]), need / kMiB, static_cast<double>(budget) / kMiB,
                  static_cast<double>(free_b) / kMiB);
+    Value n = Value::object();
+    n["slots"] = Value::number(static_cast<double>(opt.slots[i]));
+    n["coverage"] = Value::number(static_cast<double>(opt.slots[i]) / static_cast<double>(pairs));
+    n["vram_bytes_needed"] = Value::number(need);
+    n["vram_bytes_usable"] = Value::number(static_cast<double>(budget));
+    n["note"] = Value::string("skipped: the cache does not fit in this card's free VRAM");
+    skipped.push(std::move(n));
+  }
+  points.erase(std::remove_if(points.begin(), points.end(), [&](const Point& pt) {
+                 for (std::size_t i = 0; i < opt.slots.size(); ++i)
+                   if (opt.slots[i] == pt.plan.slots) return !fits[i];
+                 return true;
+               }), points.end());
+  const std::size_t vram_bytes = max_slots < 0 ? 0 : static_cast<std::size_t>(replay_vram_bytes(max_slots, stride_bytes,
+                                                                                               trace.top_k, opt.dense_bytes));
+
+  // Writes DIR/NAME-replay.json: the points measured so far and the sizes skipped. Returns
+  // false (after saying why) when the file cannot be written.
+  auto write_doc = [&]() -> bool {
+    Value doc = Value::object();
+    doc["tool"] = Value::string("vramsim-calibrate replay");
+    doc["device"] = Value::string(prop.name);
+    doc["trace"] = Value::string(opt.trace);
+    doc["layers"] = Value::number(trace.layers);
+    doc["experts"] = Value::number(trace.experts);
+    doc["top_k"] = Value::number(trace.top_k);
+    doc["expert_bytes"] = Value::number(static_cast<double>(expert_bytes));
+    doc["dense_bytes"] = Value::number(static_cast<double>(opt.dense_bytes));
+    doc["tokens"] = Value::number(static_cast<double>(trace.tokens));
+    doc["warmup_tokens"] = Value::number(static_cast<double>(opt.warmup_tokens));
+    doc["trials"] = Value::number(opt.trials);
+    doc["points"] = Value::array();
+    doc["skipped"] = skipped;  // cache sizes not run: {slots, coverage, vram_bytes_needed, vram_bytes_usable, note}
+    for (const Point& pt : points) {
+      const double timed = static_cast<double>(pt.plan.counted_tokens);
+      const Stats s = summarize(pt.seconds);
+      Value p = Value::object();
+      p["mode"] = Value::string(pt.mode);
+      p["policy"] = Value::string(pt.plan.policy == ReplayPolicy::Lru ? "lru" : "profile");
+      p["slots"] = Value::number(static_cast<double>(pt.plan.slots));
+      p["coverage"] = Value::number(static_cast<double>(pt.plan.slots) / static_cast<double>(pairs));
+      p["hit_rate"] = Value::number(pt.plan.hit_rate());
+      p["misses_per_token"] = Value::number(pt.plan.misses_per_token());
+      p["layers_with_miss_per_token"] = Value::number(static_cast<double>(pt.plan.layers_with_miss) / timed);
+      p["tok_s"] = Value::number(timed / s.median);
+      p["tok_s_best"] = Value::number(timed / s.min);
+      p["step_s"] = Value::number(s.median / timed);
+      p["trial_seconds"] = number_array(pt.seconds);
+      doc["points"].push(std::move(p));
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(opt.out, ec);
+    const std::filesystem::path path = std::filesystem::path(opt.out) / (opt.name + "-replay.json");
+    std::ofstream out(path);
+    write_json(out, doc);
+    if (!out) {
+      std::fprintf(stderr, "vramsim-calibrate replay: cannot write %s\n", path.c_str());
+      return false;
+    }
+    std::printf("vramsim-calibrate replay: wrote %s\n", path.c_str());
+    return true;
+  };
+  if (max_slots < 0) {
+    std::fprintf(stderr, "vramsim-calibrate replay: no requested cache size fits in %.0f MiB of usable VRAM; "
+                 "use fewer --slots or a smaller --expert-bytes\n", static_cast<double>(budget) / kMiB);
+    write_doc();
     return 1;
   }
   std::printf("vramsim-calibrate replay: %s; %d layers x %d experts x %zu B (%.1f GiB pinned host), top-%d, "
@@ -239,6 +317,7 @@ int replay_main(int argc, char** argv) {
   unsigned char* cache = nullptr;
   CHECK(cudaMalloc(reinterpret_cast<void**>(&cache), vram_bytes));
   CHECK(cudaMemset(cache, 0, vram_bytes));
+  CHECK(cudaDeviceSynchronize());  // the memset runs on the legacy stream; the timed work does not wait for it
   unsigned char* staging = cache + stride_bytes * static_cast<std::size_t>(max_slots);
   const uint4* dense = reinterpret_cast<const uint4*>(staging + stride_bytes * staging_slots);
   unsigned int* sink = nullptr;
@@ -314,46 +393,7 @@ int replay_main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  Value doc = Value::object();
-  doc["tool"] = Value::string("vramsim-calibrate replay");
-  doc["device"] = Value::string(prop.name);
-  doc["trace"] = Value::string(opt.trace);
-  doc["layers"] = Value::number(trace.layers);
-  doc["experts"] = Value::number(trace.experts);
-  doc["top_k"] = Value::number(trace.top_k);
-  doc["expert_bytes"] = Value::number(static_cast<double>(expert_bytes));
-  doc["dense_bytes"] = Value::number(static_cast<double>(opt.dense_bytes));
-  doc["tokens"] = Value::number(static_cast<double>(trace.tokens));
-  doc["warmup_tokens"] = Value::number(static_cast<double>(opt.warmup_tokens));
-  doc["trials"] = Value::number(opt.trials);
-  doc["points"] = Value::array();
-  for (const Point& pt : points) {
-    const double timed = static_cast<double>(pt.plan.counted_tokens);
-    const Stats s = summarize(pt.seconds);
-    Value p = Value::object();
-    p["mode"] = Value::string(pt.mode);
-    p["policy"] = Value::string(pt.plan.policy == ReplayPolicy::Lru ? "lru" : "profile");
-    p["slots"] = Value::number(static_cast<double>(pt.plan.slots));
-    p["coverage"] = Value::number(static_cast<double>(pt.plan.slots) / static_cast<double>(pairs));
-    p["hit_rate"] = Value::number(pt.plan.hit_rate());
-    p["misses_per_token"] = Value::number(pt.plan.misses_per_token());
-    p["layers_with_miss_per_token"] = Value::number(static_cast<double>(pt.plan.layers_with_miss) / timed);
-    p["tok_s"] = Value::number(timed / s.median);
-    p["tok_s_best"] = Value::number(timed / s.min);
-    p["step_s"] = Value::number(s.median / timed);
-    p["trial_seconds"] = number_array(pt.seconds);
-    doc["points"].push(std::move(p));
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(opt.out, ec);
-  const std::filesystem::path path = std::filesystem::path(opt.out) / (opt.name + "-replay.json");
-  std::ofstream out(path);
-  write_json(out, doc);
-  if (!out) {
-    std::fprintf(stderr, "vramsim-calibrate replay: cannot write %s\n", path.c_str());
-    return 1;
-  }
-  std::printf("vramsim-calibrate replay: wrote %s\n", path.c_str());
+  if (!write_doc()) return 1;
 
   CHECK(cudaEventDestroy(layer_done));
   CHECK(cudaStreamDestroy(stream));

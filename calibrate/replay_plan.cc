@@ -176,4 +176,18 @@ ReplayPlan plan_replay(const RoutingTrace& t, std::int64_t slots, ReplayPolicy p
   return p;
 }
 
+std::uint64_t replay_vram_bytes(std::int64_t slots, std::uint64_t stride_bytes, int top_k, std::int64_t dense_bytes) {
+  const std::uint64_t staging = 2 * static_cast<std::uint64_t>(top_k > 0 ? top_k : 0);
+  return stride_bytes * (static_cast<std::uint64_t>(slots > 0 ? slots : 0) + staging) +
+         static_cast<std::uint64_t>(dense_bytes > 0 ? dense_bytes : 0);
+}
+
+std::vector<bool> replay_sizes_that_fit(const std::vector<std::int64_t>& slots, std::uint64_t stride_bytes, int top_k,
+                                        std::int64_t dense_bytes, std::uint64_t budget_bytes) {
+  std::vector<bool> fits;
+  fits.reserve(slots.size());
+  for (std::int64_t s : slots) fits.push_back(replay_vram_bytes(s, stride_bytes, top_k, dense_bytes) <= budget_bytes);
+  return fits;
+}
+
 }  // namespace vramsim::calibrate

@@ -69,4 +69,14 @@ struct ReplayPlan {
 // below top_k (a layer's misses would evict each other).
 ReplayPlan plan_replay(const RoutingTrace& trace, std::int64_t slots, ReplayPolicy policy, std::int64_t warmup_tokens);
 
+// VRAM (bytes) the replay allocates for a cache of `slots` slots of `stride_bytes` each: the
+// slots, two layers' staging (2 x top_k slots) and one layer's dense weights.
+std::uint64_t replay_vram_bytes(std::int64_t slots, std::uint64_t stride_bytes, int top_k, std::int64_t dense_bytes);
+
+// Which requested cache sizes the replay can run in `budget_bytes` of VRAM: per entry of
+// `slots`, true when replay_vram_bytes fits. Each size is judged alone, so a cache too large
+// for the card is skipped (and reported) instead of refusing the others.
+std::vector<bool> replay_sizes_that_fit(const std::vector<std::int64_t>& slots, std::uint64_t stride_bytes, int top_k,
+                                        std::int64_t dense_bytes, std::uint64_t budget_bytes);
+
 }  // namespace vramsim::calibrate

@@ -140,3 +140,17 @@ TEST_CASE("routing-trace: usage errors exit 2", "[routing-trace]") {
   CHECK(run_vramsim("routing-trace " + shared_scenario() + " -o x.trace --tokens 0").status == 2);
   CHECK(run_vramsim("routing-trace " + shared_scenario() + " -o x.trace --set engine.nope=1").status == 2);
 }
+
+TEST_CASE("replay: each cache size is judged alone against the card's VRAM", "[routing-trace][calibrate]") {
+  // The case study on a 32 GB card: 48 x 512 experts of 1,382,400 bytes (4 KiB-aligned
+  // stride 1,384,448), top-8; full coverage needs ~34 GB and is skipped, the rest still run.
+  const std::uint64_t stride = 1384448;
+  const std::int64_t pairs = 48 * 512;
+  const std::uint64_t budget = 31ull << 30;
+  CHECK(calibrate::replay_vram_bytes(100, stride, 8, 0) == stride * 116);
+  CHECK(calibrate::replay_vram_bytes(100, stride, 8, 4096) == stride * 116 + 4096);
+  const std::vector<std::int64_t> slots = {pairs / 10, pairs / 2, pairs * 795 / 1000, pairs};
+  const std::vector<bool> fits = calibrate::replay_sizes_that_fit(slots, stride, 8, 0, budget);
+  CHECK(fits == std::vector<bool>{true, true, true, false});
+  CHECK(calibrate::replay_sizes_that_fit(slots, stride, 8, 0, 0) == std::vector<bool>(4, false));
+}
