@@ -13,9 +13,11 @@
   do {                                                                                       \
     const cublasStatus_t check_st_ = (call);                                                 \
     if (check_st_ != CUBLAS_STATUS_SUCCESS) {                                                \
-      std::fprintf(stderr, "vramsim-calibrate: %s:%d: %s failed: %s\n", __FILE__, __LINE__, \
-                   #call, cublasGetStatusString(check_st_));                                 \
-      std::exit(1);                                                                          \
+      char check_msg_[512];                                                                  \
+      std::snprintf(check_msg_, sizeof check_msg_, "%s:%d: %s failed: %s", __FILE__, __LINE__, \
+                    #call, cublasGetStatusString(check_st_));                                \
+      std::fprintf(stderr, "vramsim-calibrate: %s\n", check_msg_);                           \
+      throw ::vramsim::calibrate::CudaFailure(check_msg_);                                   \
     }                                                                                        \
   } while (0)
 
@@ -103,6 +105,7 @@ void bench_gemv(Context& ctx) {
   CHECK(cudaMalloc(&y, max_m * max_n * sizeof(__half)));
   CHECK(cudaMemset(weights, 0, pool));
   CHECK(cudaMemset(x, 0, max_k * max_n * sizeof(__half)));
+  CHECK(cudaDeviceSynchronize());  // the memsets run on the legacy stream; stream s does not wait for them
 
   const float alpha = 1.0f, beta = 0.0f;
   // Times one shape; returns the samples (seconds).

@@ -10,21 +10,43 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "calibrate/report.h"
 
+namespace vramsim::calibrate {
+// A failed CUDA runtime or library call. main.cu catches it per benchmark: it records the
+// failure, writes what was measured so far, and goes on to the next benchmark unless the
+// error is sticky (the context is unusable; cudaDeviceSynchronize keeps failing).
+class CudaFailure : public std::runtime_error {
+ public:
+  explicit CudaFailure(const std::string& what) : std::runtime_error(what) {}
+};
+}  // namespace vramsim::calibrate
+
 // Every CUDA runtime call goes through CHECK: on failure it prints file:line, the call and
-// the error string, and exits non-zero (this is a standalone measuring program).
+// the error string to stderr and throws vramsim::calibrate::CudaFailure.
 #define CHECK(call)                                                                          \
   do {                                                                                       \
     const cudaError_t check_err_ = (call);                                                   \
     if (check_err_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "vramsim-calibrate: %s:%d: %s failed: %s\n", __FILE__, __LINE__, \
-                   #call, cudaGetErrorString(check_err_));                                   \
-      std::exit(1);                                                                          \
+      char check_msg_[512];                                                                  \
+      std::snprintf(check_msg_, sizeof check_msg_, "%s:%d: %s failed: %s", __FILE__, __LINE__, \
+                    #call, cudaGetErrorString(check_err_));                                  \
+      std::fprintf(stderr, "vramsim-calibrate: %s\n", check_msg_);                           \
+      throw ::vramsim::calibrate::CudaFailure(check_msg_);                                   \
     }                                                                                        \
+  } while (0)
+
+// For clean-up in destructors (which must not throw): a failure is only printed.
+#define CHECK_QUIET(call)                                                                    \
+  do {                                                                                       \
+    const cudaError_t check_err_ = (call);                                                   \
+    if (check_err_ != cudaSuccess)                                                           \
+      std::fprintf(stderr, "vramsim-calibrate: %s:%d: %s failed: %s (ignored in clean-up)\n", \
+                   __FILE__, __LINE__, #call, cudaGetErrorString(check_err_));               \
   } while (0)
 
 // Checks that a kernel launch was accepted (launch errors surface at cudaGetLastError).
@@ -142,12 +164,18 @@ struct ReadBuffer {
     CHECK(cudaMemGetInfo(&free_b, &total_b));
     bytes = std::min(wanted, free_b / 2) & ~static_cast<std::size_t>(4095);
     CHECK(cudaMalloc(&data, bytes));
-    CHECK(cudaMalloc(&sink, sizeof(unsigned int)));
+    if (const cudaError_t e = cudaMalloc(&sink, sizeof(unsigned int)); e != cudaSuccess) {
+      CHECK_QUIET(cudaFree(data));  // a throwing constructor runs no destructor
+      CHECK(e);
+    }
+    // The memset runs on the legacy default stream, which the benchmarks' non-blocking
+    // streams do not wait for: finish it before any timed work.
     CHECK(cudaMemset(data, 1, bytes));
+    CHECK(cudaDeviceSynchronize());
   }
   ~ReadBuffer() {
-    CHECK(cudaFree(data));
-    CHECK(cudaFree(sink));
+    CHECK_QUIET(cudaFree(data));
+    CHECK_QUIET(cudaFree(sink));
   }
   ReadBuffer(const ReadBuffer&) = delete;
   ReadBuffer& operator=(const ReadBuffer&) = delete;

@@ -98,7 +98,9 @@ std::string utc_now() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "replay") == 0) return vc::replay_main(argc - 2, argv + 2);
   const Options opt = parse(argc, argv);
 
@@ -161,13 +163,6 @@ int main(int argc, char** argv) {
   ctx.raw["fits"] = vc::Value::object();
   ctx.raw["notes"] = vc::Value::array();
 
-  vc::bench_pcie(ctx);       // needs to run before zero_copy (its H2D bandwidth is the reference)
-  vc::bench_zero_copy(ctx);
-  vc::bench_vram(ctx);
-  vc::bench_gemv(ctx);
-  vc::bench_launch(ctx);
-  vc::bench_power(ctx);
-
   std::error_code ec;
   std::filesystem::create_directories(opt.out, ec);
   if (ec) {
@@ -176,15 +171,17 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path yaml_path = std::filesystem::path(opt.out) / (name + ".yaml");
   const std::filesystem::path raw_path = std::filesystem::path(opt.out) / (name + "-raw.json");
-  {
-    std::ofstream raw(raw_path);
-    vc::write_json(raw, ctx.raw);
-    if (!raw) {
-      std::fprintf(stderr, "vramsim-calibrate: cannot write %s\n", raw_path.c_str());
-      return 1;
+  // Both files are (re)written after every benchmark, so that a later failure, or a kill at
+  // the end of a device slot, leaves what was measured already.
+  auto write_outputs = [&]() -> bool {
+    {
+      std::ofstream raw(raw_path);
+      vc::write_json(raw, ctx.raw);
+      if (!raw) {
+        std::fprintf(stderr, "vramsim-calibrate: cannot write %s\n", raw_path.c_str());
+        return false;
+      }
     }
-  }
-  {
     std::ofstream y(yaml_path);
     y << "# vramsim calibration of " << ctx.prop.name << ", measured by vramsim-calibrate.\n"
       << "# Transfers: t = latency + bytes / bandwidth, least squares over a 4 KiB.."
@@ -194,6 +191,50 @@ int main(int argc, char** argv) {
     vc::write_yaml(y, ctx.summary);
     if (!y) {
       std::fprintf(stderr, "vramsim-calibrate: cannot write %s\n", yaml_path.c_str());
+      return false;
+    }
+    return true;
+  };
+
+  // Each benchmark runs guarded: a failed CUDA/cuBLAS call (CudaFailure) is recorded in the
+  // raw JSON's notes and the YAML's `failed` list; the run goes on when the error is not
+  // sticky (cudaGetLastError clears it and cudaDeviceSynchronize then succeeds) and stops,
+  // with the files written, when it is. A failed benchmark's buffers may stay allocated
+  // until the program exits. Exit status: 0 all measured, 1 any benchmark failed.
+  struct Bench {
+    const char* name;
+    void (*run)(vc::Context&);
+  };
+  const Bench benches[] = {
+      {"pcie", vc::bench_pcie},  // before zero_copy: its H2D bandwidth is the reference
+      {"zero_copy", vc::bench_zero_copy},
+      {"vram", vc::bench_vram},
+      {"gemv", vc::bench_gemv},
+      {"launch", vc::bench_launch},
+      {"power", vc::bench_power},
+  };
+  ctx.raw["completed"] = vc::Value::array();
+  bool all_ok = true;
+  for (const Bench& b : benches) {
+    bool sticky = false;
+    try {
+      b.run(ctx);
+      ctx.raw["completed"].push(vc::Value::string(b.name));
+    } catch (const vc::CudaFailure& e) {
+      all_ok = false;
+      (void)cudaGetLastError();  // clears a non-sticky error
+      const cudaError_t after = cudaDeviceSynchronize();
+      sticky = after != cudaSuccess;
+      std::string note = std::string(b.name) + ": failed: " + e.what();
+      if (sticky) note += std::string("; the error is sticky (") + cudaGetErrorString(after) + "), later benchmarks not run";
+      std::fprintf(stderr, "vramsim-calibrate: %s\n", note.c_str());
+      ctx.raw["notes"].push(vc::Value::string(note));
+      ctx.summary["failed"].push(vc::Value::string(b.name));
+    }
+    if (!write_outputs()) return 1;
+    if (sticky) {
+      std::fprintf(stderr, "vramsim-calibrate: stopped; what was measured is in %s and %s\n", yaml_path.c_str(),
+                   raw_path.c_str());
       return 1;
     }
   }
@@ -201,5 +242,18 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   vc::write_yaml(std::cout, ctx.summary);
   std::printf("\nvramsim-calibrate: wrote %s and %s\n", yaml_path.c_str(), raw_path.c_str());
-  return 0;
+  if (!all_ok) std::fprintf(stderr, "vramsim-calibrate: some benchmarks failed (see \"failed\" in %s)\n", yaml_path.c_str());
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+// A CUDA failure outside the guarded benchmarks (device set-up, the replay) ends the program
+// with status 1; CHECK has printed it.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const vc::CudaFailure&) {
+    return 1;
+  }
 }
