@@ -29,8 +29,14 @@ __global__ void empty_kernel() {}
 
 void launch_read(const Context& ctx, const void* p, std::size_t bytes, unsigned int* sink,
                  cudaStream_t stream) {
-  // Enough resident threads to keep many loads in flight (8 blocks of 256 per SM).
-  const unsigned int blocks = static_cast<unsigned int>(ctx.prop.multiProcessorCount) * 8u;
+  // Enough resident threads to keep many loads in flight: as many 256-thread blocks per SM as
+  // the occupancy calculator says fit (asked once; the program uses one device), times the SMs.
+  static const int per_sm = [] {
+    int n = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, read_kernel<4>, 256, 0));
+    return std::max(1, n);
+  }();
+  const unsigned int blocks = static_cast<unsigned int>(ctx.prop.multiProcessorCount) * static_cast<unsigned int>(per_sm);
   read_kernel<4><<<blocks, 256, 0, stream>>>(static_cast<const uint4*>(p), bytes / sizeof(uint4), sink);
   CHECK_LAUNCH();
 }
