@@ -35,23 +35,47 @@ bool nvml_ok(nvmlReturn_t r, const char* what, Context& ctx) {
   return false;
 }
 
-// Average power in watts over `seconds` of `body` running repeatedly (body returns after
-// queuing or doing a slice of work; the GPU is synchronised at the end of the window).
+// NVML's energy counter advances in steps (every 20-100 ms depending on the board), so a
+// window that opens or closes between steps is off by up to a step's energy. Runs `body`
+// until the counter changes and returns the new reading (millijoules) and the host time it
+// was seen (at most one body() after the change). Gives up after kTickTimeout (then the last
+// reading, with a note). False on an NVML error.
+constexpr double kTickTimeout = 1.0;  // seconds
+
 template <class F>
-bool average_power(nvmlDevice_t dev, double seconds, Context& ctx, F&& body, double* watts, double* elapsed) {
-  unsigned long long e0 = 0, e1 = 0;  // millijoules
-  if (!nvml_ok(nvmlDeviceGetTotalEnergyConsumption(dev, &e0), "nvmlDeviceGetTotalEnergyConsumption", ctx))
-    return false;
+bool until_tick(nvmlDevice_t dev, Context& ctx, F&& body, unsigned long long* mj,
+                std::chrono::steady_clock::time_point* at) {
+  unsigned long long e0 = 0, e = 0;
+  if (!nvml_ok(nvmlDeviceGetTotalEnergyConsumption(dev, &e0), "nvmlDeviceGetTotalEnergyConsumption", ctx)) return false;
   const auto t0 = std::chrono::steady_clock::now();
-  double dt = 0.0;
-  do {
+  for (;;) {
     body();
-    dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  } while (dt < seconds);
+    if (!nvml_ok(nvmlDeviceGetTotalEnergyConsumption(dev, &e), "nvmlDeviceGetTotalEnergyConsumption", ctx)) return false;
+    *at = std::chrono::steady_clock::now();
+    *mj = e;
+    if (e != e0) return true;
+    if (std::chrono::duration<double>(*at - t0).count() > kTickTimeout) {
+      ctx.raw["notes"].push(Value::string("power: the energy counter did not change within 1 s; window edge not aligned"));
+      return true;
+    }
+  }
+}
+
+// Average power in watts over at least `seconds` of `body` running repeatedly (body returns
+// after doing or waiting for a slice of work). The window opens and closes on counter
+// updates (until_tick), so it spans whole counter steps; watts = delta energy / host time
+// between the two updates. `opened()` is called when the window opens (to reset counts).
+template <class F, class G>
+bool average_power(nvmlDevice_t dev, double seconds, Context& ctx, F&& body, G&& opened, double* watts,
+                   double* elapsed) {
+  unsigned long long e0 = 0, e1 = 0;  // millijoules
+  std::chrono::steady_clock::time_point t0, t1;
+  if (!until_tick(dev, ctx, body, &e0, &t0)) return false;
+  opened();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) body();
+  if (!until_tick(dev, ctx, body, &e1, &t1)) return false;
   CHECK(cudaDeviceSynchronize());
-  if (!nvml_ok(nvmlDeviceGetTotalEnergyConsumption(dev, &e1), "nvmlDeviceGetTotalEnergyConsumption", ctx))
-    return false;
-  dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double dt = std::chrono::duration<double>(t1 - t0).count();
   *watts = static_cast<double>(e1 - e0) * 1e-3 / dt;
   *elapsed = dt;
   return true;
@@ -62,6 +86,12 @@ bool average_power(nvmlDevice_t dev, double seconds, Context& ctx, F&& body, dou
 void bench_power(Context& ctx) {
   std::printf("== power: NVML energy counter, idle and memory-bound loop\n");
   std::fflush(stdout);
+  if (ctx.mig) {
+    std::fprintf(stderr, "vramsim-calibrate: warning: %s is a MIG instance; board power is not its own, power skipped\n",
+                 ctx.prop.name);
+    ctx.raw["notes"].push(Value::string("power: MIG instance, board power not measured"));
+    return;
+  }
   if (!nvml_ok(nvmlInit_v2(), "nvmlInit", ctx)) return;
   char bus_id[64] = {};
   CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ctx.device));
@@ -70,7 +100,23 @@ void bench_power(Context& ctx) {
     (void)nvmlShutdown();
     return;
   }
-  const double window = ctx.quick ? 1.5 : 3.0;  // seconds per measurement window
+  // MIG mode of the board (read only): with MIG on, the board's power is shared by instances.
+  unsigned int mig_current = 0, mig_pending = 0;
+  if (nvmlDeviceGetMigMode(dev, &mig_current, &mig_pending) == NVML_SUCCESS) {
+    ctx.raw["device"]["nvml_mig_mode"] = Value::boolean(mig_current == NVML_DEVICE_MIG_ENABLE);
+    if (mig_current == NVML_DEVICE_MIG_ENABLE) {
+      std::fprintf(stderr, "vramsim-calibrate: warning: MIG mode is on; board power is shared, power skipped\n");
+      ctx.raw["notes"].push(Value::string("power: MIG mode on (nvmlDeviceGetMigMode), board power not measured"));
+      (void)nvmlShutdown();
+      return;
+    }
+  }
+  // Seconds per measurement window (whole counter steps of 20-100 ms each; the quick run
+  // keeps the whole script inside a 10-minute slot), clock ramp before the load window, and
+  // the pause that lets the previous benchmark's power decay before the idle window.
+  const double window = ctx.quick ? 2.5 : 5.0;
+  const double ramp = 2.0;
+  const auto settle = std::chrono::milliseconds(ctx.quick ? 1000 : 2000);
 
   // Load: repeated streaming reads of a buffer well beyond L2, synchronised every few
   // launches so that the host does not queue far ahead of the window's end.
@@ -84,17 +130,19 @@ void bench_power(Context& ctx) {
   double idle_w = 0.0, idle_t = 0.0, load_w = 0.0, load_t = 0.0;
   long long launches = 0;
   CHECK(cudaDeviceSynchronize());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the previous work's power settle
-  const bool idle_ok = average_power(dev, window, ctx, [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); },
-                                     &idle_w, &idle_t);
-  // Warm-up the load so clocks ramp before the window opens.
-  for (int i = 0; i < 20; ++i) launch_read(ctx, buf, bytes, sink, s);
-  CHECK(cudaStreamSynchronize(s));
-  const bool load_ok = average_power(dev, window, ctx, [&] {
+  std::this_thread::sleep_for(settle);  // let the previous work's power decay
+  const bool idle_ok = average_power(dev, window, ctx, [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+                                     [] {}, &idle_w, &idle_t);
+  auto load = [&] {
     for (int i = 0; i < 8; ++i) launch_read(ctx, buf, bytes, sink, s);
     launches += 8;
     CHECK(cudaStreamSynchronize(s));
-  }, &load_w, &load_t);
+  };
+  // Warm-up: `ramp` seconds of the load so clocks and power settle before the window opens.
+  for (const auto w0 = std::chrono::steady_clock::now();
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < ramp;)
+    load();
+  const bool load_ok = average_power(dev, window, ctx, load, [&] { launches = 0; }, &load_w, &load_t);
 
   unsigned int limit_mw = 0;
   const bool limit_ok = nvmlDeviceGetEnforcedPowerLimit(dev, &limit_mw) == NVML_SUCCESS;

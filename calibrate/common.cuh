@@ -70,6 +70,9 @@ struct Context {
   int warmup = 2;    // untimed repetitions before the timed ones
   Value raw;         // raw-sample document (becomes NAME-raw.json)
   Value summary;     // calibration document (becomes NAME.yaml)
+  // The device is a MIG instance (its name says "MIG", as CUDA names MIG devices): it shares
+  // the board, so board-level power is not its own and bench_power skips.
+  bool mig = false;
   // Results later benchmarks reuse (bytes/s); 0 when not measured.
   double h2d_bandwidth = 0.0;
 };

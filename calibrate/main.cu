@@ -146,6 +146,10 @@ int run(int argc, char** argv) {
   dev["memory"] = vc::Value::string(vc::format_bytes_mib(static_cast<double>(ctx.prop.totalGlobalMem)));
   dev["l2_cache"] = vc::Value::string(vc::format_bytes_mib(static_cast<double>(ctx.prop.l2CacheSize)));
   dev["pci_bus_id"] = vc::Value::string(bus_id);
+  // A MIG instance is named "MIG ..." by CUDA (e.g. "NVIDIA H100 MIG 1g.10gb"); its SM count
+  // and memory are the instance's. bench_power also asks NVML for the board's MIG mode.
+  ctx.mig = std::strstr(ctx.prop.name, "MIG") != nullptr;
+  dev["mig"] = vc::Value::boolean(ctx.mig);
   dev["driver_cuda_version"] = vc::Value::string(version_text(driver));  // highest CUDA the driver supports
   dev["runtime_version"] = vc::Value::string(version_text(runtime));
 

@@ -35,6 +35,9 @@ fi
 
 scripts/install-deps.sh
 
+# CUDA numbers devices fastest first unless told otherwise, nvidia-smi in PCI bus order: with
+# PCI order for both, CUDA device 0 is nvidia-smi's first GPU, whose name the files take.
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
 out="${OUT:-calibration-out}"
 name="${NAME:-$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '-' | tr '[:upper:]' '[:lower:]')}"
 build="build-calibrate"
@@ -50,7 +53,10 @@ args=(--out "$out" --name "$name")
 [ "${QUICK:-0}" = "1" ] && args+=(--quick)
 echo "calibrate-on-gpu: running $build/bin/vramsim-calibrate ${args[*]}"
 start=$SECONDS
-"$build/bin/vramsim-calibrate" "${args[@]}"
+# Exit status 1 with files written means some benchmark failed (see "failed" in the YAML and
+# the raw JSON's notes): go on to the replay, and report the failure at the end.
+status=0
+"$build/bin/vramsim-calibrate" "${args[@]}" || status=$?
 
 if [ "${REPLAY:-1}" = "1" ]; then
   # The case study's model by default: 48 layers x 512 experts of 1,382,400 bytes (34 GB of
@@ -76,7 +82,7 @@ if [ "${REPLAY:-1}" = "1" ]; then
   fi
   [ -n "$expert_bytes" ] && replay+=(--expert-bytes "$expert_bytes")
   echo "calibrate-on-gpu: running $build/bin/vramsim-calibrate ${replay[*]}"
-  "$build/bin/vramsim-calibrate" "${replay[@]}"
+  "$build/bin/vramsim-calibrate" "${replay[@]}" || status=$?
 fi
 
 echo
@@ -85,4 +91,8 @@ echo "  calibration: $out/$name.yaml"
 echo "  raw samples: $out/$name-raw.json"
 if [ "${REPLAY:-1}" = "1" ]; then
   echo "  replay:      $out/$name-replay.json (routing: $out/routing.trace)"
+fi
+if [ "$status" != 0 ]; then
+  echo "calibrate-on-gpu: something failed (status $status); what was measured is in $out" >&2
+  exit "$status"
 fi
