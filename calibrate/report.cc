@@ -220,7 +220,11 @@ Value stats_value(const Stats& s) {
 namespace {
 
 // JSON string literal: the project's one escaping (core/json.h).
-std::string json_quote(const std::string& s) { return "\"" + json::escape(s) + "\""; }
+std::string json_quote(const std::string& s) {
+  std::string quoted = "\"";
+  (quoted += json::escape(s)) += '"';
+  return quoted;
+}
 
 bool is_scalar(const Value& v) {
   return v.kind() != Value::Kind::Array && v.kind() != Value::Kind::Object;

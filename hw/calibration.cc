@@ -20,7 +20,8 @@ std::optional<double> figure(const Node& root, std::initializer_list<const char*
   for (const char* k : path) {
     if (!n->is_map()) return std::nullopt;
     n = n->find(k);
-    dotted += (dotted.empty() ? "" : ".") + std::string(k);
+    if (!dotted.empty()) dotted += '.';
+    dotted += k;
     if (!n) return std::nullopt;
   }
   if (n->is_null()) return std::nullopt;

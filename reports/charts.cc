@@ -66,8 +66,8 @@ std::string gnuplot_script(const Chart& c) {
       s += block + " << EOD\n";
       const bool band = !ser.lo.empty();
       for (std::size_t i = 0; i < ser.y.size(); ++i) {
-        s += num(categorical ? static_cast<double>(i) : ser.x[i]) + " " + num(ser.y[i]);
-        if (band) s += " " + num(ser.lo[i]) + " " + num(ser.hi[i]);
+        ((s += num(categorical ? static_cast<double>(i) : ser.x[i])) += ' ') += num(ser.y[i]);
+        if (band) (((s += ' ') += num(ser.lo[i])) += ' ') += num(ser.hi[i]);
         s += "\n";
       }
       s += "EOD\n";
@@ -86,7 +86,7 @@ std::string gnuplot_script(const Chart& c) {
     s += "$t << EOD\n";
     for (std::size_t i = 0; i < c.categories.size(); ++i) {
       s += field(c.categories[i]);
-      for (const auto& ser : c.series) s += " " + num(i < ser.y.size() ? ser.y[i] : NAN);
+      for (const auto& ser : c.series) (s += ' ') += num(i < ser.y.size() ? ser.y[i] : NAN);
       s += "\n";
     }
     s += "EOD\n";

@@ -317,7 +317,7 @@ std::string md_table(const ReportTable& t) {
   s += "\n";
   for (const auto& row : t.rows) {
     s += "|";
-    for (const auto& c : row) s += " " + md_cell(c) + " |";
+    for (const auto& c : row) ((s += ' ') += md_cell(c)) += " |";
     s += "\n";
   }
   return s;

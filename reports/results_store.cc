@@ -136,18 +136,20 @@ const std::vector<std::string>& csv_metrics() {
 std::string csv_header(const Study& study) {
   std::string line = "index,status";
   for (const auto& d : study.dimensions)
-    for (const auto& a : d.axes) line += "," + csv_field(a.key);
+    for (const auto& a : d.axes) (line += ',') += csv_field(a.key);
   for (const auto& m : csv_metrics()) line += "," + m;
   return line + ",error\n";
 }
 
 std::string csv_row(const Study& study, const json::Value& record) {
-  std::string line = csv_value(record.find("index")) + "," + csv_value(record.find("status"));
+  std::string line = csv_value(record.find("index"));
+  (line += ',') += csv_value(record.find("status"));
   const json::Value* point = record.find("point");
   for (const auto& d : study.dimensions)
-    for (const auto& a : d.axes) line += "," + csv_value(point ? point->find(a.key) : nullptr);
-  for (const auto& m : csv_metrics()) line += "," + csv_value(record.at_path(m));
-  return line + "," + csv_value(record.find("error")) + "\n";
+    for (const auto& a : d.axes) (line += ',') += csv_value(point ? point->find(a.key) : nullptr);
+  for (const auto& m : csv_metrics()) (line += ',') += csv_value(record.at_path(m));
+  ((line += ',') += csv_value(record.find("error"))) += '\n';
+  return line;
 }
 
 ResultsStore::ResultsStore(fs::path dir) : dir_(std::move(dir)) {
