@@ -50,11 +50,10 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
     const int n = static_cast<int>(stages_.size());
     double missing = 0, resident = 0;
     for (int layer = 0; layer < s_.model.moe->layers; ++layer) {  // MoE layers
-      const auto& pi = popularity_[static_cast<std::size_t>(layer)].inclusion();
-      for (std::size_t e = 0; e < pi.size(); ++e) {
-        const double touched = 1.0 - std::pow(1.0 - std::min(pi[e], 1.0), p);
+      const auto touched = popularity_[static_cast<std::size_t>(layer)].touched_by(p);
+      for (std::size_t e = 0; e < touched->size(); ++e) {
         const Stage& stage = stages_[e % static_cast<std::size_t>(n)];
-        (stage.cache->resident(layer, static_cast<int>(e) / n) ? resident : missing) += touched;
+        (stage.cache->resident(layer, static_cast<int>(e) / n) ? resident : missing) += (*touched)[e];
       }
     }
     total = stages_.front().model->prefill(prefill_tokens(), missing, resident);
@@ -75,16 +74,16 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
     const double size = full > 1 || rest > 0 ? s_.engine.physics.prefill_ubatch : p;
     if (s_.model.moe)
       for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
-        const auto& pi = popularity_[static_cast<std::size_t>(layer - first_moe_)].inclusion();
-        for (std::size_t e = 0; e < pi.size(); ++e) {
-          const double stay = 1.0 - std::min(pi[e], 1.0);  // a token does not route to e
-          const double touched = 1.0 - std::pow(stay, p);
+        const Popularity& pop = popularity_[static_cast<std::size_t>(layer - first_moe_)];
+        const auto touched = pop.touched_by(p);  // by the whole prompt, and by each micro-batch:
+        const auto by_full = pop.touched_by(size);
+        const auto by_rest = rest > 0 ? pop.touched_by(static_cast<double>(rest)) : nullptr;
+        for (std::size_t e = 0; e < touched->size(); ++e) {
           const bool here = stage.cache ? stage.cache->resident(cache_layer(stage, layer), static_cast<int>(e))
                                         : layer >= stage.cpu_moe_end;
-          (here ? resident : missing) += touched;
+          (here ? resident : missing) += (*touched)[e];
           if (!here)
-            missing_per_ubatch += static_cast<double>(full) * (1.0 - std::pow(stay, size)) +
-                                  (rest > 0 ? 1.0 - std::pow(stay, static_cast<double>(rest)) : 0.0);
+            missing_per_ubatch += static_cast<double>(full) * (*by_full)[e] + (rest > 0 ? (*by_rest)[e] : 0.0);
         }
       }
     const StepCosts c = stage.model->prefill(prefill_tokens(), missing, resident, missing_per_ubatch);

@@ -58,6 +58,22 @@ Popularity Popularity::strided(int first, int stride) const {
   return p;
 }
 
+std::shared_ptr<const std::vector<double>> Popularity::touched_by(double tokens) const {
+  std::lock_guard<std::mutex> lock(touched_memo_->mutex);
+  auto& entries = touched_memo_->entries;
+  for (const auto& [t, values] : entries)
+    if (t == tokens) return values;
+  auto values = std::make_shared<std::vector<double>>(pi_.size());
+  for (std::size_t r = 0; r < pi_.size(); ++r) (*values)[r] = 1.0 - std::pow(1.0 - std::min(pi_[r], 1.0), tokens);
+  if (entries.size() < TouchedMemo::kEntries) {
+    entries.emplace_back(tokens, values);
+  } else {
+    entries[touched_memo_->next] = {tokens, values};
+    touched_memo_->next = (touched_memo_->next + 1) % TouchedMemo::kEntries;
+  }
+  return values;
+}
+
 double Popularity::hit_rate_of_top(double n) const {
   n = std::clamp(n, 0.0, static_cast<double>(pi_.size()));
   auto whole = static_cast<std::size_t>(n);

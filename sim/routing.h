@@ -19,7 +19,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -50,6 +53,11 @@ class Popularity {
   const std::vector<double>& inclusion() const { return pi_; }
   // Share of routed look-ups caught by the `n` hottest experts: sum_{r<n} pi_r / k.
   double hit_rate_of_top(double n) const;
+  // 1 - (1 - min(pi_r, 1))^tokens for every rank r: the chance that `tokens` tokens routed
+  // independently reach expert r at least once (the experts a prompt touches at this layer).
+  // Memoised for the last few token counts, so that a workload of equal prompts computes it
+  // once rather than once per request; safe to call from several threads.
+  std::shared_ptr<const std::vector<double>> touched_by(double tokens) const;
 
   double exponent = 0;  // family parameters, when built from the family
   double cutoff = 0;
@@ -57,6 +65,14 @@ class Popularity {
  private:
   std::vector<double> pi_;
   int top_k_ = 0;
+  // touched_by()'s memo (shared by copies, which have the same pi_).
+  struct TouchedMemo {
+    static constexpr std::size_t kEntries = 4;
+    std::mutex mutex;
+    std::vector<std::pair<double, std::shared_ptr<const std::vector<double>>>> entries;  // (tokens, values)
+    std::size_t next = 0;  // the entry replaced next once all are used
+  };
+  std::shared_ptr<TouchedMemo> touched_memo_ = std::make_shared<TouchedMemo>();
 };
 
 // One popularity per MoE layer (layers may differ when they come from a measured profile).
