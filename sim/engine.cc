@@ -303,19 +303,37 @@ class Simulation {
     RequestRecord rec;
     std::int64_t prefilled = 0;             // prompt tokens of its first prefill
     std::int64_t blocks = 0;                // KV blocks held
+    bool first = false;                     // admitted for the first time: its prefill gives its first token
   };
 
   std::int64_t blocks_for(std::int64_t tokens) const {
     const std::int64_t b = s_.engine.kv_pool->block_size;
     return (tokens + b - 1) / b;
   }
+  // The blocks a running request holds after its next decode step: its positions so far plus
+  // the step's (1 + draft tokens), never beyond its prompt and whole output.
+  std::int64_t blocks_after_step(const RequestRunner& r) const {
+    const int step = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
+    return blocks_for(std::min(r.context() + step, r.prompt_tokens() + r.gen_tokens()));
+  }
+  // Blocks the running requests' next decode step takes beyond those they hold.
+  std::int64_t growth(const std::vector<std::unique_ptr<Running>>& running) const {
+    std::int64_t need = 0;
+    for (const auto& r : running) need += blocks_after_step(*r->runner) - r->blocks;
+    return need;
+  }
 
   void batch_loop() {
     std::deque<std::unique_ptr<Running>> waiting;   // taken from the queue (or preempted), not running
     std::vector<std::unique_ptr<Running>> running;  // in admission order
+    std::vector<std::unique_ptr<Running>> admitted;  // this iteration's admissions, prefilled together
     std::vector<RequestRunner*> batch;
     BatchStep stepper;
     const auto& pool = s_.engine.kv_pool;
+    // Prompt tokens one prefill pass may take: vLLM V0's max_num_batched_tokens without chunked
+    // prefill, max(max_model_len, 2048) (vllm/config.py SchedulerConfig); other engines batch
+    // every admitted prompt (llama-server splits them into its micro-batches).
+    const std::int64_t prefill_budget = pool ? std::max<std::int64_t>(s_.engine.context, 2048) : std::numeric_limits<std::int64_t>::max();
     std::int64_t free_blocks = out_.plan.kv_blocks;
     const std::int64_t watermark = pool ? static_cast<std::int64_t>(pool->watermark * static_cast<double>(out_.plan.kv_blocks)) : 0;
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
@@ -328,41 +346,52 @@ class Simulation {
     while (true) {
       if (running.empty() && waiting.empty()) take();  // idle: wait for a request
       while (queue_->listen()) take();
-      while (!waiting.empty() && static_cast<int>(running.size()) < s_.engine.parallel) {
+      // Admissions: in arrival order while a slot, the blocks (above the watermark, after the
+      // running requests' next step) and the step's prompt-token budget allow; the first that
+      // does not fit stops them. Their prompts are then prefilled together in one pass.
+      admitted.clear();
+      std::int64_t batched_tokens = 0;
+      while (!waiting.empty() && static_cast<int>(running.size() + admitted.size()) < s_.engine.parallel) {
         Running& next = *waiting.front();
+        // Its prefill's tokens (a fresh request's prompt before any prefix reuse is known).
+        const std::int64_t new_tokens = next.runner ? next.runner->prefill_tokens() : next.job->shape.prompt_tokens;
+        if (!admitted.empty() && batched_tokens + new_tokens > prefill_budget) break;
         if (pool) {
           const std::int64_t need = blocks_for(next.runner ? next.runner->context() : next.job->shape.prompt_tokens);
-          if (free_blocks - need < watermark && !running.empty()) break;  // waits for blocks, in order
+          if (free_blocks - growth(running) - need < watermark && !(running.empty() && admitted.empty())) break;
           free_blocks -= need;
           next.blocks = need;
         }
+        batched_tokens += new_tokens;
         std::unique_ptr<Running> r = std::move(waiting.front());
         waiting.pop_front();
         queue_meter_.set(s4u::Engine::get_clock(), --waiting_);
-        const bool first = !r->runner;
-        if (first) {
+        if (!r->runner) {
           r->runner = std::make_unique<RequestRunner>(s_, stages_, out_.popularity, r->job->id, r->job->shape.prompt_tokens,
                                                       r->job->shape.gen_tokens, s_.engine.split);
           r->rec = start(*r->job, *r->runner);
           r->prefilled = r->runner->prefill_tokens();
           out_.prefilled_tokens += r->prefilled;
+          r->first = true;
         }
-        run_prefill(*r->job, *r->runner);
-        if (first) {
-          r->rec.first_token_s = s4u::Engine::get_clock();
-          r->rec.prefill_s = r->rec.first_token_s - r->rec.start_s;
+        admitted.push_back(std::move(r));
+      }
+      if (!admitted.empty()) {
+        run_batch_prefill(admitted);
+        for (auto& r : admitted) {
+          if (r->first) {
+            r->rec.first_token_s = s4u::Engine::get_clock();
+            r->rec.prefill_s = r->rec.first_token_s - r->rec.start_s;
+            r->first = false;
+          }
+          running.push_back(std::move(r));
         }
-        running.push_back(std::move(r));
+        admitted.clear();
       }
       if (running.empty()) continue;
       if (pool) {
         // This step's positions need blocks; preempt the latest admitted until they fit.
-        auto growth = [&] {
-          std::int64_t need = 0;
-          for (const auto& r : running) need += blocks_for(r->runner->context() + tokens) - r->blocks;
-          return need;
-        };
-        while (running.size() > 1 && growth() > free_blocks) {
+        while (running.size() > 1 && growth(running) > free_blocks) {
           std::unique_ptr<Running> victim = std::move(running.back());
           running.pop_back();
           free_blocks += victim->blocks;
@@ -373,7 +402,7 @@ class Simulation {
           waiting.push_front(std::move(victim));
         }
         for (auto& r : running) {
-          const std::int64_t want = blocks_for(r->runner->context() + tokens);
+          const std::int64_t want = blocks_after_step(*r->runner);
           free_blocks -= want - r->blocks;
           r->blocks = want;
         }
@@ -451,6 +480,25 @@ class Simulation {
       run_whole_step(pre.total());
     out_.prefill += pre;
     if (job.shape.prefix_id >= 0 && job.shape.prefix_tokens > 0) prefixes_.insert(job.shape.prefix_id);
+    account_gpu(pre);
+  }
+
+  // One prefill pass over the prompts admitted together (continuous batching): their tokens'
+  // GEMMs and the weights once, each prompt's attention over itself (RequestRunner::prefill_of).
+  void run_batch_prefill(const std::vector<std::unique_ptr<Running>>& admitted) {
+    std::vector<RequestRunner::PrefillSequence> sequences;
+    for (const auto& r : admitted) sequences.push_back({r->runner->prefill_tokens(), r->runner->cached_before_prefill()});
+    std::vector<StepCosts> pre_cards;
+    StepCosts pre = admitted.front()->runner->prefill_of(sequences, &pre_cards);
+    std::int64_t tokens = 0;
+    for (const auto& q : sequences) tokens += q.tokens;
+    if (staged())
+      run_split_step(pre_cards, tokens, false);
+    else
+      run_whole_step(pre.total());
+    out_.prefill += pre;
+    for (const auto& r : admitted)
+      if (r->job->shape.prefix_id >= 0 && r->job->shape.prefix_tokens > 0) prefixes_.insert(r->job->shape.prefix_id);
     account_gpu(pre);
   }
 

@@ -41,8 +41,20 @@ RequestRunner::RequestRunner(const Scenario& s, std::vector<Stage> stages, const
 }
 
 StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
-  // Expected distinct experts touched by the prompt per layer: 1 - (1 - pi)^P for each.
-  const double p = static_cast<double>(prefill_tokens());
+  return prefill_of({{prefill_tokens(), cached_before_prefill()}}, per_stage);
+}
+
+StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequences, std::vector<StepCosts>* per_stage) const {
+  std::int64_t tokens = 0;
+  for (const auto& q : sequences) tokens += q.tokens;
+  // The sequences' attention on a card: each attends only to itself.
+  auto attention = [&](const StepModel& model) {
+    double flops = 0;
+    for (const auto& q : sequences) flops += model.prefill_attention_flops(q.tokens, q.cached);
+    return flops;
+  };
+  // Expected distinct experts touched by the prompts per layer: 1 - (1 - pi)^P for each.
+  const double p = static_cast<double>(tokens);
   StepCosts total;
   if (expert_split_) {
     // The first card runs the prompt's GEMMs; each card's touched experts are resident in its
@@ -56,7 +68,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
         (stage.cache->resident(layer, static_cast<int>(e) / n) ? resident : missing) += (*touched)[e];
       }
     }
-    total = stages_.front().model->prefill(prefill_tokens(), missing, resident);
+    total = stages_.front().model->prefill(tokens, missing, resident, 0.0, attention(*stages_.front().model));
     double exchange = 0;
     for (std::size_t c = 1; c < exchange_s_.size(); ++c) exchange = std::max(exchange, exchange_s_[c]);
     total.transfer += exchange * s_.model.layers;
@@ -70,7 +82,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
     double missing = 0, resident = 0, missing_per_ubatch = 0;
     // Micro-batches: `full` of `size` tokens and a last one of `rest` (llama.cpp copies the
     // RAM-resident experts each one touches).
-    const auto [full, rest] = stage.model->ubatch_split(prefill_tokens());
+    const auto [full, rest] = stage.model->ubatch_split(tokens);
     const double size = full > 1 || rest > 0 ? s_.engine.physics.prefill_ubatch : p;
     if (s_.model.moe)
       for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
@@ -86,7 +98,7 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
             missing_per_ubatch += static_cast<double>(full) * (*by_full)[e] + (rest > 0 ? (*by_rest)[e] : 0.0);
         }
       }
-    const StepCosts c = stage.model->prefill(prefill_tokens(), missing, resident, missing_per_ubatch);
+    const StepCosts c = stage.model->prefill(tokens, missing, resident, missing_per_ubatch, attention(*stage.model));
     if (per_stage) per_stage->push_back(c);
     if (!side_by_side_)
       total += c;

