@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/config_reader.h"
+#include "sim/vram_plan.h"
 
 namespace vramsim::sim {
 
@@ -495,18 +496,16 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   }
   r.finish();
 
-  // Physically impossible combinations.
+  // Physically impossible combinations: what the placement keeps in host RAM must fit it
+  // (sim::host_ram: the CPU layers' weights and KV, the experts kept in RAM).
+  if (const HostRam ram = host_ram(s); !ram.fits()) {
+    const Node* at = engine && engine->is_map() && engine->find("gpu_layers") && ram.layer_weights + ram.kv > 0
+                         ? engine->find("gpu_layers")
+                         : &r.any("hardware");
+    config::fail(*at, ram.layer_weights + ram.kv > 0 ? "engine.gpu_layers" : "hardware.host", ram.refusal(s.host.name));
+  }
   if (!s.model.moe) return s;
-  const double expert_bytes = s.model.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
-  // The experts the engine keeps in host RAM: all of them (behind an expert cache, on the CPU,
-  // or as llama.cpp's source for any placement), none for an engine that keeps every weight
-  // on the GPU (vLLM's paged-KV engine).
-  const int ram_layers = s.engine.kv_pool ? 0 : s.model.moe->layers;
-  const double ram_experts = expert_bytes * s.model.moe->experts * ram_layers;
-  if (ram_experts > s.host.memory_bytes)
-    config::fail(r.any("hardware"), "hardware.host",
-                 "the experts kept in RAM (" + units::format_gib(ram_experts) + ") do not fit in " + s.host.name + "'s RAM (" +
-                     units::format_gib(s.host.memory_bytes) + ")");
+  const double ram_experts = host_ram(s).experts;
   // A placement on one node, or a copy on each, needs one node's share of the RAM to hold them.
   const int nodes = s.host.numa_nodes;
   const double node_ram = s.host.memory_bytes / nodes;

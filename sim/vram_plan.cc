@@ -167,7 +167,39 @@ std::vector<VramPlan> plan_paged(const Scenario& s) {
 
 }  // namespace
 
+std::string HostRam::refusal(const std::string& host) const {
+  std::string parts;
+  auto add = [&](double bytes, const char* what) {
+    if (bytes <= 0) return;
+    parts += (parts.empty() ? "" : " + ") + std::string(what) + " (" + units::format_gib(bytes) + ")";
+  };
+  add(layer_weights, "the CPU layers' weights");
+  add(kv, "their KV cache");
+  add(experts, "the experts kept in RAM");
+  const bool one = (layer_weights > 0) + (kv > 0) + (experts > 0) == 1;
+  return one ? parts + " do not fit in " + host + "'s RAM (" + units::format_gib(capacity) + ")"
+             : parts + " = " + units::format_gib(total()) + " do not fit in " + host + "'s RAM (" +
+                   units::format_gib(capacity) + ")";
+}
+
+HostRam host_ram(const Scenario& s) {
+  HostRam h;
+  h.capacity = s.host.memory_bytes;
+  if (const auto cpu = plan_host(s)) {
+    h.layer_weights = cpu->non_expert_weights;
+    h.kv = cpu->kv_cache;
+  }
+  if (s.model.moe && !s.engine.kv_pool)
+    h.experts = s.model.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0 * s.model.moe->experts *
+                s.model.moe->layers;
+  return h;
+}
+
 std::vector<VramPlan> plan_cards(const Scenario& s) {
+  if (const HostRam ram = host_ram(s); !ram.fits())
+    throw std::invalid_argument(ram.refusal(s.host.name) +
+                                (s.engine.gpu_layers < s.model.layers ? ": more engine.gpu_layers, a smaller weights format or a larger host"
+                                                                      : ": a smaller weights format or a larger host"));
   if (s.engine.kv_pool) return plan_paged(s);
   const auto& m = s.model;
   const int n = static_cast<int>(s.cards.size());

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/scenario.h"
@@ -68,7 +69,7 @@ struct VramPlan {
 // tokens (each refusal as vLLM refuses to start).
 //
 // One plan per card, in card order. Throws std::invalid_argument with a user-facing reason
-// when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or
+// when what the placement keeps in host RAM does not fit it (host_ram), when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or
 // a dense model does not fit its cards.
 std::vector<VramPlan> plan_cards(const Scenario& scenario);
 
@@ -76,6 +77,27 @@ std::vector<VramPlan> plan_cards(const Scenario& scenario);
 // below the model's layers): those layers' weights, KV and experts in RAM ("card_total" is
 // the host's RAM). nullopt when every layer is on the GPUs.
 std::optional<VramPlan> plan_host(const Scenario& scenario);
+
+// What the placement keeps in the host's RAM (docs/memory-model.md, "Host RAM"):
+//   layer weights = the CPU layers' non-expert weights + the embedding table, and the LM head
+//                   when every layer is on the CPU (plan_host)
+//   kv            = the CPU layers' KV cache
+//   experts       = every routed expert, for any engine but a paged-KV one (the expert cache's
+//                   backing store; llama.cpp's source for any placement, its CPU layers and
+//                   --n-cpu-moe included); 0 for a dense model or a paged-KV engine
+// The GPU layers' weights are not counted: the engine copies them to VRAM and the OS may drop
+// their (mmap'd) pages. Nor are the OS and other processes: `capacity` is the host's whole RAM.
+struct HostRam {
+  double layer_weights = 0;
+  double kv = 0;
+  double experts = 0;
+  double capacity = 0;
+  double total() const { return layer_weights + kv + experts; }
+  bool fits() const { return total() <= capacity; }
+  // "the CPU layers' weights (a) + their KV (b) + the experts kept in RAM (c) = t exceed <host>'s RAM (r)"
+  std::string refusal(const std::string& host) const;
+};
+HostRam host_ram(const Scenario& scenario);
 
 // The one card of a one-card scenario (the first card's plan otherwise).
 inline VramPlan plan_vram(const Scenario& scenario) { return plan_cards(scenario).front(); }

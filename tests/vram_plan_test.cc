@@ -40,3 +40,44 @@ TEST_CASE("fixed allocations that do not fit are refused with the arithmetic", "
   CHECK_THROWS_WITH(plan_vram(test::case_study("shared", {"hardware.gpu.vram_used_by_others=30000MiB"})),
                     Catch::Contains("the engine's fixed allocations do not fit"));
 }
+
+TEST_CASE("what a placement keeps in host RAM must fit it, for a dense model too", "[vram][host]") {
+  // llama-3.3-70b Q8_0 is 69.86 GiB: 72 CPU layers on a 16 GiB host cannot run.
+  const std::string names = "--model llama-3.3-70b --gpu rtx-2080 --host ddr4-dual-channel --quant Q8_0 "
+                            "--set hardware.host.memory.capacity=16GiB";
+  // An explicit placement is refused, with the numbers.
+  auto run = test::run_vramsim("run " + names + " --set engine.gpu_layers=8");
+  INFO(run.err);
+  CHECK(run.status == 2);
+  CHECK(run.out.empty());
+  CHECK_THAT(run.err, Catch::Contains("the CPU layers' weights (") &&
+                          Catch::Contains("do not fit in ddr4-dual-channel's RAM (16.00 GiB)"));
+  // Nor does plan offer one (it used to recommend -ngl 8).
+  auto plan = test::run_vramsim("plan " + names + " -j 2");
+  INFO(plan.out);
+  CHECK(plan.status == 2);
+  CHECK_THAT(plan.err, Catch::Contains("nothing fits"));
+  // A host that holds the CPU layers runs the same placement's host side.
+  auto cat = test::catalogue();
+  auto formats = workloads::FormatTables::load(cat);
+  auto tree = config::parse_yaml(
+      "hardware: { gpu: rtx-2080, link: pcie-gen3-x16, host: { preset: ddr4-dual-channel, memory: { capacity: 16GiB } } }\n"
+      "model: llama-3.3-70b\nengine: { preset: llama.cpp, context: 4096, gpu_layers: 8, weights: { experts: Q8_0, other: Q8_0 } }\n"
+      "workload: { clients: 1, requests: 1, prompt_tokens: 16, gen_tokens: 16 }\n",
+      "host.yaml");
+  REQUIRE(tree);
+  CHECK_THROWS_WITH(sim::decode_scenario(*tree, cat, formats),
+                    Catch::Contains("host.yaml:3:") && Catch::Contains("engine.gpu_layers") &&
+                        Catch::Contains("the CPU layers' weights ("));
+  REQUIRE(config::apply_override(*tree, "hardware.host.memory.capacity=128GiB").ok());
+  const sim::Scenario s = sim::decode_scenario(*tree, cat, formats);
+  const HostRam ram = host_ram(s);
+  CHECK(ram.fits());
+  CHECK(ram.experts == 0);
+  CHECK(ram.layer_weights > 60 * units::kGiB);  // 72 of 80 layers' weights + the embedding table
+  CHECK(ram.layer_weights == Approx(plan_host(s)->non_expert_weights));
+  // Every layer on the GPUs keeps nothing of a dense model in RAM.
+  sim::Scenario all_gpu = s;
+  all_gpu.engine.gpu_layers = s.model.layers;
+  CHECK(host_ram(all_gpu).total() == 0);
+}
