@@ -361,6 +361,9 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     auto format = [&](const char* key) {
       const std::string name = w->optional_string(key).value_or(model.native_format);
       if (!formats.weight(name)) w->fail_at(key, "unknown weights format \"" + name + "\"");
+      if (const std::string why = workloads::native_only_refusal(*formats.weight(name), model.name, model.native_format);
+          !why.empty())
+        w->fail_at(key, why);
       return *formats.weight(name);
     };
     s.expert_format = format("experts");

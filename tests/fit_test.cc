@@ -132,3 +132,18 @@ TEST_CASE("several cards: 90% of each and the pipeline's 0.6 efficiency", "[fit]
   CHECK(r.decode_efficiency == 0.6);
   CHECK(*r.decode_tok_s == Approx(1008e9 * 0.6 / r.bytes_per_token));
 }
+
+TEST_CASE("a native-only weights format on another model is refused by every command", "[fit][cli][errors]") {
+  const std::string names = "--model qwen3-14b --gpu rtx-4080 --quant MXFP4";
+  const std::string why = "MXFP4 is offered only for models released in it; qwen3-14b was released in BF16";
+  test::check_usage_error("fit " + names, why);
+  test::check_usage_error("run " + names, why);
+  test::check_usage_error("plan " + names + " --host ddr5-dual-channel -j 1", why);
+  // A scenario file: where it is set.
+  test::check_usage_error("run " + (test::catalogue().root() / "scenarios" / "rtx2080-i9-10900x-llama-server.yaml").string() +
+                              " --set engine.weights.experts=MXFP4",
+                          "engine.weights.experts: MXFP4 is offered only for models released in it");
+  // The model released in it keeps it.
+  auto gpt = test::run_vramsim("fit --model gpt-oss-20b --gpu rtx-4080 --quant MXFP4 --json");
+  CHECK(gpt.status == 0);
+}

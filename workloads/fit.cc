@@ -29,9 +29,8 @@ void validate(const FitQuery& q) {
   if (q.gpus < 1) throw std::invalid_argument("--gpus must be at least 1");
   if (q.gpus > 1 && q.gpu.unified())
     throw std::invalid_argument(q.gpu.name + " is a unified-memory part: several of them cannot be combined");
-  if (q.quant.native_only && q.quant.name != q.model.native_format)
-    throw std::invalid_argument(q.quant.name + " is offered only for models released in it; " + q.model.name +
-                                " was released in " + q.model.native_format);
+  if (const std::string why = native_only_refusal(q.quant, q.model.name, q.model.native_format); !why.empty())
+    throw std::invalid_argument(why);
   if (q.host) {
     double total = weight_bytes(q.model, q.quant.bits_per_weight);
     if (total > q.host->memory_bytes)

@@ -20,6 +20,11 @@ std::string lower(std::string s) {
 }
 }  // namespace
 
+std::string native_only_refusal(const WeightFormat& format, const std::string& model, const std::string& native) {
+  if (!format.native_only || upper(format.name) == upper(native)) return {};
+  return format.name + " is offered only for models released in it; " + model + " was released in " + native;
+}
+
 FormatTables FormatTables::load(const config::Catalogue& catalogue) {
   FormatTables t;
   {

@@ -22,6 +22,11 @@ struct KvType {
   double bytes_per_element = 0;
 };
 
+// Why weights in `format` cannot be had for a model released in `native` (a native-only format,
+// e.g. MXFP4, on another model's weights: no such files are published); empty when they can.
+// Every command (fit, run, plan, scenarios) applies it.
+std::string native_only_refusal(const WeightFormat& format, const std::string& model, const std::string& native);
+
 class FormatTables {
  public:
   // Loads configs/formats/weights.yaml and kv-cache.yaml. Throws ConfigError.
