@@ -1,8 +1,11 @@
 // `analyse_fit`: the answer and the advice when the model does not fit.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include "cli/catalogue_access.h"
 #include "core/config_reader.h"
+#include "core/json_value.h"
 #include "tests/test_support.h"
 #include "workloads/fit.h"
 
@@ -131,6 +134,74 @@ TEST_CASE("several cards: 90% of each and the pipeline's 0.6 efficiency", "[fit]
   CHECK(r.fits);
   CHECK(r.decode_efficiency == 0.6);
   CHECK(*r.decode_tok_s == Approx(1008e9 * 0.6 / r.bytes_per_token));
+}
+
+namespace {
+
+// `options` with each option of `change` replacing the one of that name (or added): what a
+// user types to apply a suggestion. Options are "--name value" pairs separated by spaces.
+std::string apply_change(const std::string& options, const std::string& change) {
+  auto split = [](const std::string& text) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::istringstream in(text);
+    std::string name, value;
+    while (in >> name >> value) out.emplace_back(name, value);
+    return out;
+  };
+  auto result = split(options);
+  for (const auto& [name, value] : split(change)) {
+    bool replaced = false;
+    for (auto& [n, v] : result)
+      if (n == name) v = value, replaced = true;
+    if (!replaced) result.emplace_back(name, value);
+  }
+  std::string out;
+  for (const auto& [n, v] : result) out += n + " " + v + " ";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fit's suggestions, applied as printed, fit", "[fit][cli]") {
+  // Per-side KV types take precedence over --kv-type: the suggestion names the side it
+  // changes. A smaller model with a shorter window: the suggestion caps --context too.
+  const std::vector<std::string> questions = {
+      "--model qwen3-14b --gpu rtx-4080 --quant Q4_K_M --kv-type-k q4_0 --kv-type-v f16 --context 60000",
+      "--model llama-3.3-70b --gpu rtx-4090 --gpus 2 --quant Q4_K_M --context 65536",
+      "--model qwen3-14b --gpu rtx-4080 --kv-type-k f16 --context 40000",
+      "--model llama-3.3-70b --gpu rtx-4090 --context 16384",
+  };
+  int applied = 0;
+  for (const auto& question : questions) {
+    auto before = test::run_vramsim("fit " + question + " --json");
+    INFO(question << "\n" << before.err);
+    REQUIRE(before.status == 0);
+    auto rep = json::parse(before.out);
+    REQUIRE(rep.ok());
+    CHECK(!rep->find("fits")->truth());
+    std::vector<const json::Value*> suggestions;
+    for (const auto& s : rep->find("suggestions")->items()) suggestions.push_back(&s);
+    if (!rep->find("smaller_model")->is_null()) suggestions.push_back(rep->find("smaller_model"));
+    for (const json::Value* s : suggestions) {
+      if (!s->find("fits")->truth()) continue;
+      const std::string change = s->find("change")->text();
+      const std::string command = "fit " + apply_change(question, change) + "--json";
+      auto after = test::run_vramsim(command);
+      INFO(change << " -> " << command << "\n" << after.err);
+      REQUIRE(after.status == 0);
+      auto applied_rep = json::parse(after.out);
+      REQUIRE(applied_rep.ok());
+      CHECK(applied_rep->find("fits")->truth());
+      CHECK(applied_rep->find("total_gib")->number() == Approx(s->find("total_gib")->number()));
+      ++applied;
+    }
+  }
+  CHECK(applied >= 6);
+  // The suggestions' own words for the two cases above.
+  auto kv = test::run_vramsim("fit " + questions[0]);
+  CHECK_THAT(kv.out, Catch::Contains("--kv-type-v q8_0: total") && !Catch::Contains("--kv-type q8_0"));
+  auto model = test::run_vramsim("fit " + questions[1]);
+  CHECK_THAT(model.out, Catch::Contains("--model mixtral-8x7b --context 32768"));
 }
 
 TEST_CASE("a native-only weights format on another model is refused by every command", "[fit][cli][errors]") {

@@ -108,7 +108,14 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     BudgetRequest smaller_kv = r;
     smaller_kv.kv_bytes_per_element_k = std::min(r.kv_bytes_per_element_k, q8->bytes_per_element);
     smaller_kv.kv_bytes_per_element_v = std::min(r.kv_bytes_per_element_v, q8->bytes_per_element);
-    rep.suggestions.push_back(evaluate("kv_cache", "--kv-type q8_0", q, smaller_kv, rep.usable_bytes));
+    // --kv-type-k / --kv-type-v take precedence over --kv-type: name the sides that change.
+    std::string change = "--kv-type q8_0";
+    if (q.kv_per_side) {
+      change.clear();
+      if (smaller_kv.kv_bytes_per_element_k < r.kv_bytes_per_element_k) change = "--kv-type-k q8_0";
+      if (smaller_kv.kv_bytes_per_element_v < r.kv_bytes_per_element_v) change += (change.empty() ? "" : " ") + std::string("--kv-type-v q8_0");
+    }
+    rep.suggestions.push_back(evaluate("kv_cache", change, q, smaller_kv, rep.usable_bytes));
   }
   // 3. One quantisation level lower.
   if (!q.quant.native_only) {
@@ -122,12 +129,17 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   double best_params = 0;
   for (const auto& alt : alternatives) {
     if (alt.params_total >= q.model.params_total || alt.name == q.model.name) continue;
-    if (q.quant.native_only && alt.native_format != q.quant.name) continue;
     FitQuery aq = q;
     aq.model = alt;
     BudgetRequest ar = r;
     ar.context_tokens = std::min(r.context_tokens, alt.max_context);
-    Suggestion s = evaluate("smaller_model", "--model " + alt.name, aq, ar, rep.usable_bytes);
+    // The options that change: the model, the context when capped at the model's window, and
+    // the weights format when it is not the model's own (fit's default for --quant).
+    std::string change = "--model " + alt.name;
+    if (ar.context_tokens < r.context_tokens) change += " --context " + std::to_string(ar.context_tokens);
+    if (!native_only_refusal(q.quant, alt.name, alt.native_format).empty()) continue;
+    if (q.quant.name != alt.native_format) change += " --quant " + q.quant.name;
+    Suggestion s = evaluate("smaller_model", change, aq, ar, rep.usable_bytes);
     if (!s.fits) continue;
     if (alt.params_total > best_params) {
       best_params = alt.params_total;

@@ -24,6 +24,9 @@ struct FitQuery {
   WeightFormat quant;
   KvType kv_k;
   KvType kv_v;
+  // The types were given per side (--kv-type-k / --kv-type-v, which take precedence over
+  // --kv-type): a KV suggestion then names the per-side options it changes.
+  bool kv_per_side = false;
   std::int64_t context_tokens = 0;
   int concurrency = 1;
 };
@@ -31,7 +34,10 @@ struct FitQuery {
 // One change that would make the model fit (or fit better), in the order of cheapness.
 struct Suggestion {
   std::string kind;    // "context" | "kv_cache" | "quant" | "smaller_model"
-  std::string change;  // what to type or pick, e.g. "--context 12288", "--kv-type q8_0"
+  // What to type, every option that changes, each replacing the option of that name in the
+  // command (e.g. "--context 12288", "--kv-type-v q8_0", "--model mixtral-8x7b --context 32768"):
+  // applied as given, the command answers `fits`.
+  std::string change;
   Footprint footprint;
   bool fits = false;
   double decode_tok_s = 0;  // on the GPU(s) alone, when it fits
