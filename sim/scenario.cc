@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "core/config_reader.h"
 #include "sim/vram_plan.h"
@@ -439,6 +440,14 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   return s;
 }
 
+// llama.cpp's flags for the scenario's placement, e.g. "-ngl 39", "-ngl 99 --n-cpu-moe 12".
+std::string describe_placement(const Scenario& s) {
+  std::string flags = s.engine.gpu_layers == s.model.layers ? "-ngl 99" : "-ngl " + std::to_string(s.engine.gpu_layers);
+  if (s.engine.cpu_moe_layers > 0)
+    flags += s.engine.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(s.engine.cpu_moe_layers);
+  return flags;
+}
+
 }  // namespace
 
 Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, const workloads::FormatTables& formats) {
@@ -507,6 +516,20 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                          : &r.any("hardware");
     config::fail(*at, ram.layer_weights + ram.kv > 0 ? "engine.gpu_layers" : "hardware.host", ram.refusal(s.host.name));
   }
+  // A placement the scenario sets (engine.gpu_layers, engine.cpu_moe_layers: llama.cpp's -ngl,
+  // --n-cpu-moe) is imposed: one that does not fit its cards is an error here, never replaced
+  // by another (`run --model` picks a placement only when none is set).
+  if (!s.engine.expert_cache && engine && engine->is_map())
+    for (const char* key : {"gpu_layers", "cpu_moe_layers"})
+      if (const Node* given = engine->find(key)) {
+        try {
+          plan_cards(s);
+        } catch (const std::invalid_argument& e) {
+          config::fail(*given, std::string("engine.") + key,
+                       std::string("the placement set (") + describe_placement(s) + ") does not fit: " + e.what());
+        }
+        break;
+      }
   if (!s.model.moe) return s;
   const double ram_experts = host_ram(s).experts;
   // A placement on one node, or a copy on each, needs one node's share of the RAM to hold them.

@@ -81,3 +81,23 @@ TEST_CASE("what a placement keeps in host RAM must fit it, for a dense model too
   all_gpu.engine.gpu_layers = s.model.layers;
   CHECK(host_ram(all_gpu).total() == 0);
 }
+
+TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an error, never replaced", "[vram][placement]") {
+  const std::string names = "run --model qwen3-14b --gpu rtx-4080 --quant Q4_K_M --context 31586";
+  // Nothing set: run picks the placement that fits.
+  auto picked = test::run_vramsim(names);
+  INFO(picked.err);
+  CHECK(picked.status == 0);
+  CHECK_THAT(picked.out, Catch::Contains("-ngl 39"));
+  // Every layer on the GPU, set: refused with the numbers (it used to run -ngl 39 instead).
+  auto all = test::run_vramsim(names + " --set engine.gpu_layers=40");
+  INFO(all.err);
+  CHECK(all.status == 2);
+  CHECK(all.out.empty());
+  CHECK_THAT(all.err, Catch::Contains("engine.gpu_layers: the placement set (-ngl 99) does not fit") &&
+                          Catch::Contains("needs") && Catch::Contains("GiB usable"));
+  // A placement set that fits is the one simulated.
+  auto set = test::run_vramsim(names + " --set engine.gpu_layers=30");
+  CHECK(set.status == 0);
+  CHECK_THAT(set.out, Catch::Contains("-ngl 30"));
+}
