@@ -1,19 +1,26 @@
 // `vramsim plan --model M --gpu G --host H [...]`: searches an engine's knobs by simulation and
 // prints the best configurations with the flags to type. The candidates: weights format (the
-// given one, else a few llama.cpp levels), KV-cache type (f16, q8_0), and for each, with
+// given one, else a few llama.cpp levels and the model's own quantized format; a format whose
+// scenario is refused, e.g. experts too large for the host's RAM, is skipped with a note),
+// KV-cache type (f16, q8_0), and for each, with
 // llama.cpp, the placements that fit (quick_scenario.h: every layer on the GPU; every layer on
 // the GPU with the fewest layers' experts on the CPU; the most layers on the GPU), or, with an
 // engine that has an expert cache (expert-cache, hybrid-cpu-experts), the cache / hot-set
 // sizes 0, 1/4, 1/2, 3/4 and all of what fits, or, with vLLM (every weight on the GPU, a paged
 // KV pool), the weights (the model's own dtype or FP8) and the KV dtype (auto or fp8) that fit.
 // Each candidate runs as its own `vramsim run` process (one SimGrid engine per process), in a
-// TBB pool.
+// TBB pool. Its flags come from its own decoded scenario (engine_flags, shared with `run
+// --model`); a --set on a key plan chooses is refused. With --clients N, llama.cpp gets N slots.
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -40,19 +47,26 @@ dtype (auto or fp8), everything on the GPU.
   --goal G           decode (default: one request's decode tok/s, p50) | prefill | ttft |
                      throughput (all clients' generated tokens per second)
   --clients N        concurrent closed-loop clients (default 1); each runs 4 requests of
-                     512 + 128 tokens
+                     512 + 128 tokens. llama.cpp gets one slot per client (-np N; -c is
+                     the context x N, llama-server's slots share it); its slots take turns
+                     in one decode loop (no batching is modelled)
   --context N        context window in tokens (default 4096); each result also says the
                      largest context its placement still fits
   --engine E         llama.cpp (default) | expert-cache | hybrid-cpu-experts | vllm
-  --quant Q          only this weights format (default: Q4_K_M, Q6_K, Q8_0, or the model's
-                     native-only format; vllm: the model's dtype and FP8)
+  --quant Q          only this weights format (default: Q4_K_M, Q6_K, Q8_0 and the model's
+                     own format when it is not 16-bit, or its native-only format such as
+                     MXFP4; vllm: the model's dtype and FP8). A format whose weights do not
+                     fit the host is skipped with a note
   --gpus N --link L  as for `vramsim run`
   --set KEY=VALUE    a fixed override for every candidate (repeatable), e.g.
-                     --set hardware.host.expert_memory=interleave
+                     --set hardware.host.expert_memory=interleave; not a key plan chooses
+                     (engine.kv_type, gpu_layers, cpu_moe_layers, expert_cache.size,
+                     weights; workload.clients, requests): those are refused
   --top N            how many to print (default 5)
   -j N, --jobs N     parallel simulations (default: the cores)
-  --json             print one JSON object: goal, candidates, best[{flags, decode_tok_s,
-                     prefill_tok_s, ttft_s, throughput_tok_s, fits}]
+  --json             print one JSON object: goal, clients, candidates, failed, skipped,
+                     best[{flags, engine, decode_tok_s, prefill_tok_s, ttft_s,
+                     throughput_tok_s, fits, max_context, ...}] (docs/json-schema.md)
   --configs DIR      catalogue directory
 )";
 
@@ -62,7 +76,8 @@ struct Candidate {
   Placement placement;
   std::optional<std::int64_t> hot_slots;  // engines with an expert cache: its size in slots
   std::vector<std::string> sets;          // the overrides its `vramsim run` gets (key=value)
-  std::string flags;
+  std::string flags, engine;  // engine_flags(): the flags and the program they are for
+  std::string context_note;  // "-c up to N fits"
   double decode = 0, prefill = 0, ttft = 0, throughput = 0;
   std::string error;
 };
@@ -103,26 +118,81 @@ std::vector<std::int64_t> cache_sizes(sim::Scenario s) {
   return out;
 }
 
-// The largest context (tokens, up to the model's maximum) with which `p` (or a cache of
-// `slots`) still fits: a bisection over the memory plan (arithmetic, no simulation).
-std::int64_t max_context(sim::Scenario s, const Placement& p, std::optional<std::int64_t> slots = std::nullopt) {
-  s.engine.gpu_layers = p.gpu_layers;
-  s.engine.cpu_moe_layers = p.cpu_moe_layers;
-  if (slots) {
-    s.engine.cache_slots = *slots;
-    s.engine.cache_size_bytes.reset();
-  }
+// The largest context (tokens, up to the model's maximum) with which the candidate `s` still
+// fits: a bisection over the memory plan (arithmetic, no simulation), to the token.
+std::int64_t max_context(sim::Scenario s) {
   auto fits_with = [&](std::int64_t context) {
     s.engine.context = context;
     return fits(s);
   };
   std::int64_t lo = s.engine.context, hi = s.model.max_context;
   if (fits_with(hi)) return hi;
-  while (hi - lo > 256) {
+  while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
     (fits_with(mid) ? lo : hi) = mid;
   }
   return lo;
+}
+
+// "-c up to N fits": the largest context in the engine's own flag (llama-server's -c is shared
+// by its -np slots).
+std::string context_note(const sim::Scenario& s, std::int64_t per_slot) {
+  if (s.engine.kv_pool) return "--max-model-len up to " + std::to_string(per_slot) + " fits";
+  if (s.engine.expert_cache) return "--context up to " + std::to_string(per_slot) + " fits";
+  return "-c up to " + std::to_string(per_slot * s.engine.parallel) + " fits" +
+         (s.engine.parallel > 1 ? " (" + std::to_string(per_slot) + " per slot)" : std::string());
+}
+
+// The keys plan chooses itself: a --set on one would win in the simulation while the printed
+// flags said otherwise. Refused (exit 2), with what sets the key instead.
+void refuse_searched_keys(const std::vector<std::string>& sets) {
+  struct Searched {
+    const char* key;
+    const char* instead;
+  };
+  static const Searched searched[] = {
+      {"engine.kv_type", "plan tries each KV-cache type (f16 and q8_0; vllm: bf16 and fp8)"},
+      {"engine.gpu_layers", "plan searches the placement; `vramsim run --model ... --set engine.gpu_layers=N` simulates one"},
+      {"engine.cpu_moe_layers", "plan searches the placement; `vramsim run --model ... --set engine.cpu_moe_layers=N` simulates one"},
+      {"engine.expert_cache.size", "plan searches the expert cache's size; `vramsim run --model ... --set engine.expert_cache.size=N` simulates one"},
+      {"engine.weights", "use --quant"},
+      {"workload.clients", "use --clients"},
+      {"workload.requests", "--clients sets it (4 requests per client)"},
+  };
+  for (const auto& set : sets) {
+    const std::string key = set.substr(0, set.find('='));
+    for (const auto& s : searched) {
+      const std::string k = s.key;
+      const bool same = key == k || key.rfind(k + ".", 0) == 0 || k.rfind(key + ".", 0) == 0;
+      if (same)
+        throw UsageError("--set " + key + ": plan chooses " + k + " itself (" + s.instead + ")");
+    }
+  }
+}
+
+// A note for a weights format and KV type plan did not simulate.
+struct Skipped {
+  std::string quant;
+  std::vector<std::string> kv;
+  std::string reason;
+};
+
+void add_skipped(std::vector<Skipped>& skipped, const std::string& quant, const std::string& kv, std::string reason) {
+  while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+  // "<command line>:2:3: error: hardware.host: ..." -> "hardware.host: ...": the line is plan's own.
+  if (const auto at = reason.find("error: "); at != std::string::npos) reason.erase(0, at + 7);
+  for (auto& s : skipped)
+    if (s.quant == quant && s.reason == reason) {
+      s.kv.push_back(kv);
+      return;
+    }
+  skipped.push_back({quant, {kv}, reason});
+}
+
+std::string note(const Skipped& s) {
+  std::string kv;
+  for (const auto& k : s.kv) kv += (kv.empty() ? "" : ", ") + k;
+  return s.quant + " (KV " + kv + "): " + s.reason;
 }
 
 }  // namespace
@@ -147,99 +217,140 @@ int plan_command(const std::vector<std::string>& argv) {
                      std::to_string(kPromptTokens) + "-token prompt and " + std::to_string(kGenTokens) +
                      " generated tokens each candidate is timed on");
 
-  // The formats to try.
+  refuse_searched_keys(args.all("--set"));
+
+  // The names, validated. The model's own format is judged by the candidates that use it: a
+  // format plan tries may fit where the model's native one does not (e.g. its experts in RAM).
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
-  const sim::Scenario named = named_scenario(args);  // validates the names
+  sim::Scenario named;
+  try {
+    named = named_scenario(args);
+  } catch (const config::ConfigError&) {
+    if (args.get("--quant")) throw;
+    std::vector<std::string> with_quant = argv;
+    with_quant.insert(with_quant.end(), {"--quant", "Q4_K_M"});
+    named = named_scenario(Args(with_quant, spec));
+  }
   const bool paged = named.engine.kv_pool.has_value();
+  const bool llama = !paged && !named.engine.expert_cache;  // llama.cpp-style placement
+  // The formats to try.
   std::vector<std::string> quants;
   if (auto q = args.get("--quant")) {
     quants = {*q};
   } else {
     const std::string& native = named.model.native_format;
+    const bool sixteen_bit = native == "BF16" || native == "F16";
     if (paged)  // vLLM: the checkpoint's dtype, or its online FP8 quantization
-      quants = native == "BF16" || native == "F16" ? std::vector<std::string>{native, "FP8"} : std::vector<std::string>{native};
-    else
-      quants = native == "MXFP4" ? std::vector<std::string>{native} : std::vector<std::string>{"Q4_K_M", "Q6_K", "Q8_0"};
+      quants = sixteen_bit ? std::vector<std::string>{native, "FP8"} : std::vector<std::string>{native};
+    else if (native == "MXFP4")
+      quants = {native};
+    else {
+      quants = {"Q4_K_M", "Q6_K", "Q8_0"};
+      // The model's own quantized format: what `run` without --quant simulates.
+      if (!sixteen_bit && std::find(quants.begin(), quants.end(), native) == quants.end()) quants.push_back(native);
+    }
   }
   const std::int64_t clients = args.integer("--clients", 1, 1, 4096);
-  const std::vector<std::string> workload = {"workload.clients=" + std::to_string(clients),
-                                             "workload.requests=" + std::to_string(4 * clients)};
+  std::vector<std::string> workload = {"workload.clients=" + std::to_string(clients),
+                                       "workload.requests=" + std::to_string(4 * clients)};
+  // llama-server serves concurrent clients with one slot each (-np).
+  if (llama && clients > 1) workload.push_back("engine.parallel=" + std::to_string(clients));
   const std::vector<std::string> kv_types = paged ? std::vector<std::string>{"bf16", "fp8"}
                                                   : std::vector<std::string>{"f16", "q8_0"};
-  // The candidates that fit, found without simulating (the memory plan is arithmetic).
+  // The candidates that fit, found without simulating (the memory plan is arithmetic). Each one's
+  // flags come from its own decoded scenario (engine_flags).
   std::vector<Candidate> candidates;
+  std::vector<Skipped> skipped;
   for (const auto& quant : quants)
     for (const std::string& kv : kv_types) {
       // The scenario `run` would build for this candidate.
       const std::string kv_set = "engine.kv_type=" + kv;
-      std::vector<std::string> a = {"--quant", quant, "--set", kv_set};
+      std::vector<std::string> a = {"--quant", quant};
+      for (const auto& set : workload) a.insert(a.end(), {"--set", set});
+      a.insert(a.end(), {"--set", kv_set});
       for (const auto& set : args.all("--set")) a.insert(a.end(), {"--set", set});
       for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--engine"})
         if (auto v = args.get(key)) a.insert(a.end(), {key, *v});
       OptionSpec s2;
       s2.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--quant", "--engine"};
       s2.repeated = {"--set"};
-      Args with(a, s2);
-      sim::Scenario base = named_scenario(with);
-      const std::string kv_flags = kv == "f16" ? std::string() : " -ctk " + kv + " -ctv " + kv;
-      if (base.engine.kv_pool) {  // vLLM: no placement to choose; the weights and the pool fit, or not
-        if (!fits(base)) continue;
-        Candidate c;
+      sim::Scenario base;
+      try {
+        base = named_scenario(Args(a, s2));
+      } catch (const config::ConfigError& e) {  // e.g. this format's experts do not fit the host's RAM
+        add_skipped(skipped, quant, kv, e.what());
+        continue;
+      }
+      auto add = [&](sim::Scenario s, Candidate c) {
         c.quant = quant;
         c.kv = kv;
-        c.sets = {kv_set};
+        c.sets.insert(c.sets.begin(), kv_set);
+        const EngineFlags f = engine_flags(s);
+        c.flags = f.flags;
+        c.engine = f.engine;
+        c.max_context = max_context(s);
+        c.context_note = context_note(s, c.max_context);
+        candidates.push_back(c);
+      };
+      if (base.engine.kv_pool) {  // vLLM: no placement to choose; the weights and the pool fit, or not
+        if (!fits(base)) {
+          add_skipped(skipped, quant, kv, "the weights and one sequence's KV need more than gpu_memory_utilization x the card");
+          continue;
+        }
+        Candidate c;
         c.placement.gpu_layers = base.model.layers;
         c.placement.description = "every layer on the GPU, a paged KV pool";
-        c.flags = (base.cards.size() > 1 ? "--tensor-parallel-size " + std::to_string(base.cards.size()) + " " : std::string()) +
-                  (quant == "FP8" ? "--quantization fp8 " : "") + std::string(kv == "fp8" ? "--kv-cache-dtype fp8 " : "") +
-                  "--max-model-len " + std::to_string(base.engine.context) + " --gpu-memory-utilization " +
-                  fixed(base.engine.kv_pool->gpu_memory_utilization, 2);
-        c.max_context = max_context(base, c.placement);
-        candidates.push_back(c);
+        add(base, c);
         continue;
       }
       if (base.engine.expert_cache) {  // expert-cache, hybrid-cpu-experts: the cache's size
-        for (const std::int64_t slots : cache_sizes(base)) {
+        const auto sizes = cache_sizes(base);
+        if (sizes.empty()) add_skipped(skipped, quant, kv, "the weights kept on the GPU do not fit it");
+        for (const std::int64_t slots : sizes) {
           Candidate c;
-          c.quant = quant;
-          c.kv = kv;
           c.hot_slots = slots;
-          c.sets = {kv_set, "engine.expert_cache.size=" + std::to_string(slots)};
+          c.sets = {"engine.expert_cache.size=" + std::to_string(slots)};
           c.placement.gpu_layers = base.model.layers;
           c.placement.description = base.engine.misses_on_cpu
                                         ? "routed experts on the CPU, " + (slots ? std::to_string(slots) + " hot experts on the GPU"
                                                                                  : std::string("no hot set"))
                                         : std::to_string(slots) + " expert-cache slots";
-          c.flags = "--engine " + base.engine.preset + " --set engine.expert_cache.size=" + std::to_string(slots) +
-                    " --context " + std::to_string(base.engine.context) +
-                    (kv == "f16" ? std::string() : " --set engine.kv_type=" + kv);
-          c.max_context = max_context(base, c.placement, slots);
-          candidates.push_back(c);
+          sim::Scenario s = base;
+          s.engine.cache_slots = slots;
+          s.engine.cache_size_bytes.reset();
+          add(s, c);
         }
         continue;
       }
       base.engine.gpu_layers = base.model.layers;
       base.engine.cpu_moe_layers = 0;
-      for (const auto& p : fitting_placements(base)) {
+      const auto placements = fitting_placements(base);
+      if (placements.empty()) add_skipped(skipped, quant, kv, "does not fit even with every layer on the CPU");
+      for (const auto& p : placements) {
         Candidate c;
-        c.quant = quant;
-        c.kv = kv;
         c.placement = p;
-        c.sets = {kv_set, "engine.gpu_layers=" + std::to_string(p.gpu_layers)};
+        c.sets = {"engine.gpu_layers=" + std::to_string(p.gpu_layers)};
         if (p.cpu_moe_layers > 0)  // a dense model has no such key
           c.sets.push_back("engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers));
-        c.flags = p.flags + " -c " + std::to_string(base.engine.context) + kv_flags;
-        c.max_context = max_context(base, p);
-        candidates.push_back(c);
+        sim::Scenario s = base;
+        s.engine.gpu_layers = p.gpu_layers;
+        s.engine.cpu_moe_layers = p.cpu_moe_layers;
+        add(s, c);
       }
     }
-  if (candidates.empty())
-    throw UsageError(paged ? "nothing fits: the weights and one sequence's KV need more than gpu_memory_utilization x "
-                             "the card in every weights format and KV dtype tried"
-                           : "nothing fits, even with every layer on the CPU");
+  if (candidates.empty()) {
+    std::string why = paged ? "nothing fits: the weights and one sequence's KV need more than gpu_memory_utilization x "
+                              "the card in every weights format and KV dtype tried"
+                            : "nothing fits, even with every layer on the CPU";
+    for (const auto& s : skipped) why += "\n  " + note(s);
+    throw UsageError(why);
+  }
 
   // Simulate each in its own process.
   const int jobs = static_cast<int>(args.integer("--jobs", tbb::this_task_arena::max_concurrency(), 1, 1024));
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  std::atomic<int> finished{0};
+  std::mutex progress_mutex;
   tbb::task_arena arena(jobs);
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
@@ -253,6 +364,12 @@ int plan_command(const std::vector<std::string>& argv) {
       for (const char* key : {"--gpus", "--link", "--context", "--engine"})
         if (auto v = args.get(key)) run.insert(run.end(), {key, *v});
       const proc::ProcessResult child = proc::run(run);
+      const int done = ++finished;
+      if (progress) {
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        std::cerr << "\r  simulated " << done << "/" << candidates.size() << " configurations"
+                  << (done == static_cast<int>(candidates.size()) ? "\n" : "") << std::flush;
+      }
       if (child.exit_code != 0) {
         c.error = child.err;
         return;
@@ -280,6 +397,7 @@ int plan_command(const std::vector<std::string>& argv) {
       std::cerr << "vramsim plan: warning: " << c.flags << ": " << c.error;
   }
   if (ok.empty()) throw std::runtime_error("every candidate failed to simulate");
+  const auto failed = static_cast<std::int64_t>(candidates.size() - ok.size());
   // Smaller is better: the negated speeds, the time to first token.
   auto cost = [&](const Candidate& c) {
     return goal == "decode" ? -c.decode : goal == "prefill" ? -c.prefill : goal == "throughput" ? -c.throughput : c.ttft;
@@ -300,10 +418,19 @@ int plan_command(const std::vector<std::string>& argv) {
     json::Writer j;
     j.begin_object().field("model", args.require("--model")).field("gpu", args.require("--gpu")).field("goal", goal)
         .field("clients", clients)
-        .field("candidates", static_cast<std::int64_t>(candidates.size()));
+        .field("candidates", static_cast<std::int64_t>(candidates.size()))
+        .field("failed", failed);
+    j.key("skipped").begin_array();
+    for (const auto& s : skipped) {
+      j.begin_object().field("quant", s.quant).key("kv_types").begin_array();
+      for (const auto& kv : s.kv) j.value(kv);
+      j.end_array().field("reason", s.reason).end_object();
+    }
+    j.end_array();
     j.key("best").begin_array();
     for (std::size_t i = 0; i < std::min(top, ok.size()); ++i) {
-      j.begin_object().field("flags", ok[i].flags).field("quant", ok[i].quant).field("kv_type", ok[i].kv)
+      j.begin_object().field("flags", ok[i].flags).field("engine", ok[i].engine).field("quant", ok[i].quant)
+          .field("kv_type", ok[i].kv)
           .field("decode_tok_s", ok[i].decode)
           .field("prefill_tok_s", ok[i].prefill).field("ttft_s", ok[i].ttft)
           .field("throughput_tok_s", ok[i].throughput).field("fits", true)
@@ -321,17 +448,26 @@ int plan_command(const std::vector<std::string>& argv) {
   }
   std::cout << "vramsim plan: " << args.require("--model") << " on " << args.get("--gpus").value_or("1") << " x "
             << args.require("--gpu") << ", host " << args.require("--host") << ", goal " << goal << " ("
-            << candidates.size() << " configurations simulated)\n\n";
+            << candidates.size() << " configurations simulated"
+            << (failed ? ", " + std::to_string(failed) + " of them failed (warnings above)" : std::string())
+            << "; " << ok.front().engine << " flags)\n";
+  if (llama && clients > 1)
+    std::cout << "  One llama-server slot per client (-np " << clients << ", -c shared by the slots); the slots take turns "
+              << "in one decode loop (no batching is modelled).\n";
+  std::cout << "\n";
   for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
     std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode " << fixed(ok[i].decode, 1)
               << " tok/s, prefill " << fixed(ok[i].prefill, 0) << " tok/s, TTFT " << fixed(1e3 * ok[i].ttft, 0)
               << " ms" << (clients > 1 ? ", " + fixed(ok[i].throughput, 0) + " tok/s over " + std::to_string(clients) + " clients" : std::string())
-              << "  (" << ok[i].placement.description << "; " << (paged ? "--max-model-len" : "-c") << " up to "
-              << ok[i].max_context << " fits)\n";
+              << "  (" << ok[i].placement.description << "; " << ok[i].context_note << ")\n";
   if (experts && whole && whole->decode > 0)
     std::cout << "\n  Keeping every layer on the GPU and the experts of " << experts->placement.cpu_moe_layers
               << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)
               << "x as fast as moving whole layers to the CPU (" << whole->flags << ").\n";
+  if (!skipped.empty()) {
+    std::cout << "\n  Not simulated:\n";
+    for (const auto& s : skipped) std::cout << "    " << note(s) << "\n";
+  }
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "cli/quick_scenario.h"
 
+#include <cctype>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -19,7 +21,56 @@ std::string quoted(const std::string& value) {
   for (char c : value) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
 }
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 }  // namespace
+
+EngineFlags engine_flags(const sim::Scenario& s) {
+  const sim::EngineSetup& e = s.engine;
+  const std::string kv = e.kv.name;
+  std::ostringstream f;
+  if (e.kv_pool) {  // vLLM
+    const std::string native = upper(s.model.native_format);
+    const bool sixteen_bit_checkpoint = native == "BF16" || native == "F16";
+    if (s.cards.size() > 1) f << "--tensor-parallel-size " << s.cards.size() << " ";
+    if (sixteen_bit_checkpoint && upper(e.other_format.name) == "FP8") f << "--quantization fp8 ";
+    // "auto" (the default) is the model's dtype: a 16-bit cache.
+    if (upper(kv) != "BF16" && upper(kv) != "F16") f << "--kv-cache-dtype " << kv << " ";
+    f << "--max-model-len " << e.context << " --gpu-memory-utilization " << number(e.kv_pool->gpu_memory_utilization)
+      << " --max-num-seqs " << e.parallel << " --block-size " << e.kv_pool->block_size;
+    return {"vllm serve", f.str()};
+  }
+  if (e.expert_cache) {  // vramsim's own engines
+    f << "--engine " << e.preset;
+    if (e.expert_format.name == e.other_format.name)
+      f << " --quant " << e.expert_format.name;
+    else
+      f << " --set engine.weights.experts=" << e.expert_format.name << " --set engine.weights.other=" << e.other_format.name;
+    f << " --context " << e.context;
+    if (e.cache_slots)
+      f << " --set engine.expert_cache.size=" << *e.cache_slots;
+    else if (e.cache_size_bytes)
+      f << " --set engine.expert_cache.size=" << static_cast<long long>(*e.cache_size_bytes / units::kMiB) << "MiB";
+    f << " --set engine.kv_type=" << kv;
+    if (e.parallel != 1) f << " --set engine.parallel=" << e.parallel;
+    return {"vramsim", f.str()};
+  }
+  // llama.cpp
+  f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers).flags;
+  if (s.cards.size() > 1 && e.split == sim::Split::Tensor) f << " --split-mode row";
+  f << " -c " << e.context * e.parallel;
+  if (e.parallel != 1) f << " -np " << e.parallel;
+  if (kv != "f16") f << " -ctk " << kv << " -ctv " << kv << " -fa on";
+  return {"llama.cpp", f.str()};
+}
 
 bool fits(const sim::Scenario& s) {
   try {
@@ -77,9 +128,14 @@ sim::Scenario named_scenario(const Args& args) {
 
 QuickScenario quick_scenario(const Args& args) {
   QuickScenario q{named_scenario(args), "", ""};
+  const auto finish = [&q] {
+    const EngineFlags f = engine_flags(q.scenario);
+    q.flags = f.flags;
+    q.flags_for = f.engine;
+    return q;
+  };
 
   const sim::Scenario& s = q.scenario;
-  const std::string context = " -c " + std::to_string(s.engine.context);
   if (s.engine.expert_cache && s.engine.misses_on_cpu) {
     const std::string hot = s.engine.cache_size_bytes ? units::format_gib(*s.engine.cache_size_bytes) + " of them"
                             : s.engine.cache_slots    ? std::to_string(*s.engine.cache_slots) + " of them"
@@ -88,46 +144,29 @@ QuickScenario quick_scenario(const Args& args) {
                   : std::string("attention, dense layers and shared experts on the GPU, routed experts computed by the CPU") +
                   (s.engine.cache_slots == std::int64_t{0} && !s.engine.cache_size_bytes ? ""
                                                                                           : ", a hot set (" + hot + ") on the GPU");
-    q.flags = "--engine " + s.engine.preset + " --context " + std::to_string(s.engine.context) +
-              (s.engine.cache_size_bytes || s.engine.cache_slots != std::int64_t{0}
-                   ? " --set engine.expert_cache.size=" +
-                         (s.engine.cache_slots ? std::to_string(*s.engine.cache_slots) : std::to_string(static_cast<long long>(s.engine.cache_size_bytes.value_or(0) / units::kMiB)) + "MiB")
-                   : std::string());
-    q.flags_for = "vramsim";
-    return q;
+    return finish();
   }
   if (s.engine.kv_pool) {  // vLLM: every weight on the GPU, or the refusal (std::invalid_argument) with its numbers
     const sim::VramPlan plan = sim::plan_vram(s);
     const auto& pool = *s.engine.kv_pool;
-    std::ostringstream flags, where;
-    where << "every layer on the GPU, a KV pool of " << plan.kv_blocks << " blocks of " << pool.block_size << " tokens ("
-          << plan.kv_blocks * pool.block_size << " tokens)";
-    if (s.cards.size() > 1) flags << "--tensor-parallel-size " << s.cards.size() << " ";
-    flags << "--max-model-len " << s.engine.context << " --gpu-memory-utilization " << pool.gpu_memory_utilization
-          << " --max-num-seqs " << s.engine.parallel << " --block-size " << pool.block_size;
-    q.placement = where.str();
-    q.flags = flags.str();
-    q.flags_for = "vllm serve";
-    return q;
+    q.placement = "every layer on the GPU, a KV pool of " + std::to_string(plan.kv_blocks) + " blocks of " +
+                  std::to_string(pool.block_size) + " tokens (" + std::to_string(plan.kv_blocks * pool.block_size) + " tokens)";
+    return finish();
   }
   if (s.engine.expert_cache) {
     q.placement = "every layer on the GPU, routed experts in the expert cache";
-    q.flags = "(the expert-cache engine)";
-    return q;
+    return finish();
   }
   if (fits(s)) {  // the placement given (by default every layer on the GPU) fits: keep it
-    const Placement p = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers);
-    q.placement = p.description;
-    q.flags = p.flags + context;
-    return q;
+    q.placement = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers).description;
+    return finish();
   }
   const auto placements = fitting_placements(s);
   if (placements.empty()) throw std::invalid_argument(s.model.name + " does not fit even with every layer on the CPU");
   q.scenario.engine.gpu_layers = placements.front().gpu_layers;
   q.scenario.engine.cpu_moe_layers = placements.front().cpu_moe_layers;
   q.placement = placements.front().description;
-  q.flags = placements.front().flags + context;
-  return q;
+  return finish();
 }
 
 std::vector<Placement> fitting_placements(sim::Scenario s) {

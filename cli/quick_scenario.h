@@ -23,9 +23,25 @@ inline constexpr std::int64_t kGenTokens = 128;
 struct QuickScenario {
   sim::Scenario scenario;
   std::string placement;  // "every layer on the GPU", "-ngl 38 (42 of 80 layers on the CPU)", ...
-  std::string flags;      // the llama.cpp flags to type, e.g. "-ngl 99 --n-cpu-moe 12 -c 4096"
-  std::string flags_for = "llama.cpp";  // the engine the flags are for ("vllm serve": vLLM's)
+  std::string flags;      // engine_flags(scenario).flags, e.g. "-ngl 99 --n-cpu-moe 12 -c 4096"
+  std::string flags_for = "llama.cpp";  // engine_flags(scenario).engine
 };
+
+// The flags that make an engine run what a decoded scenario simulates (used by `run --model`
+// and `plan`; built from the final scenario, so that every --set shows):
+// - llama.cpp (llama-server): -ngl N [--n-cpu-moe N | --cpu-moe] [--split-mode row] -c C [-np N]
+//   [-ctk X -ctv X -fa on]. The scenario's context is per slot, llama-server's -c is shared by
+//   its -np slots: -c = context x parallel. A quantized KV cache needs Flash Attention.
+// - vllm serve: [--tensor-parallel-size N] [--quantization fp8] [--kv-cache-dtype X]
+//   --max-model-len C --gpu-memory-utilization U --max-num-seqs N --block-size B.
+// - vramsim (expert-cache, hybrid-cpu-experts: no other program runs them): --engine E --quant Q
+//   (or both weights' formats) --context C [--set engine.expert_cache.size=N]
+//   --set engine.kv_type=X [--set engine.parallel=N].
+struct EngineFlags {
+  std::string engine;  // "llama.cpp", "vllm serve", "vramsim"
+  std::string flags;
+};
+EngineFlags engine_flags(const sim::Scenario& scenario);
 
 // The scenario the options of `run` name (see run --help), decoded but not yet placed: the
 // engine's own placement keys, whether or not they fit. Throws UsageError or ConfigError.

@@ -344,7 +344,8 @@ TEST_CASE("plan --engine vllm: the checkpoint's dtype and FP8 with each KV dtype
   const auto flags = all_flags(out);
   REQUIRE(flags.size() == 4);  // {BF16, FP8} x {auto, fp8}: an 8B model fits an 80 GB card every way
   CHECK(json_number(out, "candidates") == 4);
-  for (const auto& f : flags) CHECK_THAT(f, Catch::EndsWith("--max-model-len 4096 --gpu-memory-utilization 0.90"));
+  for (const auto& f : flags)
+    CHECK_THAT(f, Catch::EndsWith("--max-model-len 4096 --gpu-memory-utilization 0.9 --max-num-seqs 256 --block-size 16"));
   // Decode streams the weights: half the bytes, the fastest step (the KV is small at 640 tokens).
   CHECK_THAT(flags.front(), Catch::StartsWith("--quantization fp8 "));
   CHECK_THAT(out, Catch::Contains("\"kv_type\": \"fp8\""));
@@ -367,6 +368,17 @@ TEST_CASE("plan --engine vllm: a checkpoint too large for the card leaves FP8 al
   const std::regex each("\"throughput_tok_s\": ([0-9.e+]+)");
   for (auto it = std::sregex_iterator(out.begin(), out.end(), each); it != std::sregex_iterator(); ++it)
     CHECK(std::stod((*it)[1]) <= best);
+}
+
+// The flags come from the scenario simulated: the weights' online FP8 quantization of a BF16
+// checkpoint, the KV dtype, every --set (cli/quick_scenario.h, engine_flags).
+TEST_CASE("run --model --engine vllm: the flags carry the FP8 weights, the KV dtype, the slots and the block size", "[engines][quick][vllm]") {
+  auto r = run_vramsim("run --model llama-3.1-8b --gpu h100-sxm --engine vllm --quant FP8 --set engine.kv_type=fp8 "
+                       "--set engine.parallel=8 --set engine.kv_pool.block_size=32");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("vllm serve flags: --quantization fp8 --kv-cache-dtype fp8 --max-model-len 4096 "
+                                    "--gpu-memory-utilization 0.9 --max-num-seqs 8 --block-size 32\n"));
 }
 
 TEST_CASE("plan: --goal, --clients and --context are checked", "[engines][plan][errors]") {

@@ -2,11 +2,15 @@
 // (engine.cpu_moe_layers, --n-cpu-moe / --cpu-moe). Runs the real binary.
 #include <catch2/catch.hpp>
 
+#include <regex>
 #include <string>
 
 #include "scenario_runs.h"
 
+using vramsim::test::all_flags;
+using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
+using vramsim::test::plan_json;
 using vramsim::test::run_json;
 using vramsim::test::run_vramsim;
 
@@ -147,4 +151,81 @@ TEST_CASE("llama.cpp: each prompt micro-batch copies only the experts it touches
   const double one = ttft(512), one_more = ttft(513), two = ttft(1024);
   CHECK(one_more > one);
   CHECK(one_more - one < 0.1 * (two - one));
+}
+
+// The flags printed are those of the scenario simulated, every --set included (cli/quick_scenario.h,
+// engine_flags): a quantized KV cache needs -ctk/-ctv and, for V, Flash Attention.
+TEST_CASE("run --model: llama.cpp's flags carry the KV type, Flash Attention and the slots simulated", "[engines][quick]") {
+  auto r = run_vramsim("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ryzen-7950x-ddr5 --quant Q4_K_M "
+                       "--set engine.kv_type=q8_0 --set engine.gpu_layers=48 --set engine.cpu_moe_layers=18");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("llama.cpp flags: -ngl 99 --n-cpu-moe 18 -c 4096 -ctk q8_0 -ctv q8_0 -fa on\n"));
+  // Two slots of 2048 tokens each: llama-server's -c is shared by its -np slots.
+  auto two = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 2048 --set engine.parallel=2 "
+                         "--set workload.clients=2");
+  INFO(two.err);
+  REQUIRE(two.status == 0);
+  CHECK_THAT(two.out, Catch::Contains("llama.cpp flags: -ngl 99 -c 4096 -np 2\n"));
+}
+
+TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option that sets it", "[engines][plan][errors]") {
+  const std::string plan = "plan --model qwen3-14b --gpu rtx-4090 --host ryzen-7950x-ddr5 ";
+  check_usage_error(plan + "--set engine.gpu_layers=10", "--set engine.gpu_layers: plan chooses engine.gpu_layers itself");
+  check_usage_error(plan + "--set engine.kv_type=q8_0", "--set engine.kv_type: plan chooses");
+  check_usage_error(plan + "--set workload.clients=4", "use --clients");
+  check_usage_error(plan + "--set engine.weights.experts=Q8_0", "use --quant");
+  check_usage_error(plan + "--engine hybrid-cpu-experts --set engine.expert_cache.size=10", "engine.expert_cache.size");
+}
+
+TEST_CASE("plan: a native format too large for the host RAM is not judged but the formats tried are", "[engines][plan]") {
+  // Qwen3-235B-A22B's BF16 experts (423 GiB) exceed the host's 384 GiB; Q4_K_M's do not.
+  auto r = run_vramsim("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --json -j 2 --top 50");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"quant\": \"Q4_K_M\""));
+  // With 200 GiB of RAM Q8_0's experts do not fit: skipped with a note, not the end of the plan.
+  auto small = run_vramsim("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --json -j 2 --top 50 "
+                           "--set hardware.host.memory.capacity=200GiB");
+  INFO(small.err);
+  REQUIRE(small.status == 0);
+  CHECK_THAT(small.out, Catch::Contains("\"quant\": \"Q4_K_M\""));
+  const std::size_t from = small.out.find("\"skipped\""), to = small.out.find("\"best\"");
+  REQUIRE(from < to);
+  const std::string skipped = small.out.substr(from, to - from);
+  CHECK(std::regex_search(skipped, std::regex("\"quant\": \"Q8_0\",\\s*\"kv_types\": \\[\\s*\"f16\",\\s*\"q8_0\"\\s*\\]")));
+  CHECK_THAT(skipped, Catch::Contains("do not fit in epyc-9554-ddr5's RAM"));
+  CHECK_THAT(skipped, !Catch::Contains("Q4_K_M"));
+  // No format left: nothing fits, with the reasons.
+  auto none = run_vramsim("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --quant Q8_0 "
+                          "--set hardware.host.memory.capacity=200GiB");
+  CHECK(none.status == 2);
+  CHECK_THAT(none.err, Catch::Contains("RAM"));
+}
+
+TEST_CASE("plan --clients N: llama.cpp gets one slot per client, -np N and -c shared by them", "[engines][plan]") {
+  const std::string out = plan_json("--model llama-3.1-8b --gpu rtx-4090 --host ddr5-dual-channel --quant Q4_K_M --clients 2 "
+                                    "--goal throughput");
+  for (const auto& f : all_flags(out)) {
+    INFO(f);
+    CHECK(std::regex_search(f, std::regex(" -c 8192 -np 2( |$)")));
+  }
+  CHECK_THAT(out, Catch::Contains("\"engine\": \"llama.cpp\""));
+  CHECK(json_number(out, "failed") == 0);
+}
+
+TEST_CASE("plan: the largest context is exact to the token", "[engines][plan]") {
+  // llama-3.1-8b Q8_0 on a 12 GB card, every layer on the GPU: the largest -c that fits.
+  const std::string out = plan_json("--model llama-3.1-8b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q8_0 --context 8192");
+  std::smatch m;
+  REQUIRE(std::regex_search(out, m, std::regex("\"flags\": \"-ngl 99 -c 8192\"[^}]*\"max_context\": ([0-9]+)")));
+  const std::string most = m[1];
+  // `run` keeps every layer on the GPU at that context, and moves one to the CPU a token beyond it.
+  const std::string base = "run --model llama-3.1-8b --gpu rtx-3060-12gb --quant Q8_0 --set workload.requests=1 ";
+  auto at = run_vramsim(base + "--context " + most);
+  INFO(at.err);
+  CHECK_THAT(at.out, Catch::Contains("rtx-3060-12gb: every layer on the GPU\n"));
+  auto over = run_vramsim(base + "--context " + std::to_string(std::stoll(most) + 1));
+  INFO(over.err);
+  CHECK_THAT(over.out, Catch::Contains("rtx-3060-12gb: 31 of 32 layers on the GPU"));
 }

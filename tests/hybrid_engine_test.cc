@@ -130,7 +130,7 @@ TEST_CASE("run --engine hybrid-cpu-experts: from catalogue names", "[engines][hy
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("routed experts computed by the CPU"));
-  CHECK_THAT(r.out, Catch::Contains("vramsim flags: --engine hybrid-cpu-experts --context 4096"));
+  CHECK_THAT(r.out, Catch::Contains("vramsim flags: --engine hybrid-cpu-experts --quant Q4_K_M --context 4096"));
   CHECK_THAT(r.out, Catch::Contains("decode tok/s"));
 }
 
@@ -153,7 +153,8 @@ TEST_CASE("plan --engine hybrid-cpu-experts: searches the hot set's size, and th
   const std::string out = plan_json("--model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts --quant Q2_0");
   const auto flags = all_flags(out);
   REQUIRE(flags.size() >= 5);
-  for (const auto& f : flags) CHECK_THAT(f, Catch::StartsWith("--engine hybrid-cpu-experts --set engine.expert_cache.size="));
+  for (const auto& f : flags)
+    CHECK_THAT(f, Catch::StartsWith("--engine hybrid-cpu-experts --quant Q2_0 --context 4096 --set engine.expert_cache.size="));
   // The best hot set is the largest that fits: the size of the best is at least every other's
   // with the same KV type.
   const double best = json_number(out, "hot_set_slots", "best");
@@ -161,6 +162,28 @@ TEST_CASE("plan --engine hybrid-cpu-experts: searches the hot set's size, and th
   std::smatch m;
   for (const auto& f : flags)
     if (std::regex_search(f, m, std::regex("size=([0-9]+)"))) CHECK(std::stod(m[1]) <= best);
+}
+
+// The model's own quantized format (moe-125b-q2 is Q2_0) is a candidate beside the llama.cpp
+// levels, and each candidate's flags name its format: typed into `run`, they simulate it.
+TEST_CASE("plan --engine hybrid-cpu-experts: the native format is tried, and the flags carry --quant", "[engines][plan][hybrid]") {
+  const std::string out = plan_json("--model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts");
+  CHECK_THAT(out, Catch::Contains("\"quant\": \"Q2_0\""));
+  std::smatch m;
+  const std::regex each("\"flags\": \"([^\"]*)\",\\s*\"engine\": \"vramsim\",\\s*\"quant\": \"([^\"]*)\"");
+  int n = 0;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), each); it != std::sregex_iterator(); ++it, ++n)
+    CHECK_THAT((*it)[1].str(), Catch::Contains(" --quant " + (*it)[2].str() + " "));
+  CHECK(n == static_cast<int>(all_flags(out).size()));
+}
+
+TEST_CASE("run --engine expert-cache: vramsim's own flags, labelled so", "[engines][quick]") {
+  auto r = run_vramsim("run --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine expert-cache "
+                       "--set engine.expert_cache.size=100");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("vramsim flags: --engine expert-cache --quant Q2_0 --context 4096 "
+                                    "--set engine.expert_cache.size=100 --set engine.kv_type=q8_0\n"));
 }
 
 TEST_CASE("plan --set: a fixed override reaches every candidate", "[engines][plan][hybrid]") {
