@@ -217,14 +217,22 @@ StepResult RequestRunner::step(bool keep_layers) {
     step_expert_split(tokens, kv_tokens, out);
   } else {
   out.stage_costs.reserve(stages_.size());
+  // A tensor split's cards route the same tokens: the experts are looked up once, on the first
+  // card, and every card computes its shard of them (dense layers route nothing).
+  std::vector<LayerExperts> routed(router_ ? static_cast<std::size_t>(s_.model.layers) : 0);
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     const Stage& stage = stages_[i];
     StepCosts costs = stage.model->step_fixed(tokens);
-    // A tensor split's cards route the same tokens: look experts up once (dense: no routing).
     const bool routes = router_ && (!side_by_side_ || i == 0);
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
-      if (routes && layer >= first_moe_) route_layer(stage, layer, tokens, e);  // dense layers route nothing
+      if (routes && layer >= first_moe_) route_layer(stage, layer, tokens, e);
+      if (router_ && layer >= first_moe_) {
+        if (routes)
+          routed[static_cast<std::size_t>(layer)] = e;
+        else
+          e = routed[static_cast<std::size_t>(layer)];
+      }
       StepCosts layer_costs = stage.model->layer(e, tokens, kv_tokens);
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
@@ -329,13 +337,21 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
   for (const RequestRunner* r : batch) kv_tokens += attended_tokens(s.model, r->context());
   StepResult out;
   out.stage_costs.reserve(lead.stages_.size());
+  // As in RequestRunner::step: a tensor split looks the union up once and every card computes it.
+  std::vector<LayerExperts> routed(lead.router_ ? static_cast<std::size_t>(s.model.layers) : 0);
   for (std::size_t i = 0; i < lead.stages_.size(); ++i) {
     const Stage& stage = lead.stages_[i];
     StepCosts costs = stage.model->step_fixed(positions);
     const bool routes = lead.router_ && (!lead.side_by_side_ || i == 0);
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
-      if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, tokens, e);  // dense layers route nothing
+      if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, tokens, e);
+      if (lead.router_ && layer >= lead.first_moe_) {
+        if (routes)
+          routed[static_cast<std::size_t>(layer)] = e;
+        else
+          e = routed[static_cast<std::size_t>(layer)];
+      }
       StepCosts layer_costs = stage.model->layer(e, positions, kv_tokens);
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});

@@ -333,6 +333,20 @@ TEST_CASE("vllm: a second card decodes faster, but not twice as fast (the all-re
   CHECK(two < 2.0 * one);
 }
 
+// Every card of a tensor split computes its shard of the experts the tokens route to: identical
+// shards are equally busy (the first card alone used to be charged the experts' bytes).
+TEST_CASE("vllm: a tensor split charges every card its shard of the experts", "[batching][vllm][multi-card]") {
+  const std::string json = run_json("", "--model qwen3-30b-a3b --gpu h100-sxm --gpus 2 --engine vllm");
+  const auto first = json.find("\"cards\"");
+  REQUIRE(first != std::string::npos);
+  std::vector<double> utils;
+  for (auto at = json.find("\"util\":", first); at != std::string::npos; at = json.find("\"util\":", at + 1))
+    utils.push_back(std::stod(json.substr(json.find(':', at) + 1)));
+  REQUIRE(utils.size() >= 2);
+  CHECK(utils[1] == Approx(utils[0]).epsilon(1e-9));
+  CHECK(json_number(json, "util", "gpu") == Approx(utils[0]).epsilon(1e-9));
+}
+
 TEST_CASE("vllm: a pipeline split and an MLA model over a tensor split are refused", "[batching][vllm][errors]") {
   check_usage_error("run --model llama-3.1-8b --gpu h100-sxm --gpus 2 --engine vllm --set engine.split=pipeline",
                     "a paged KV pool with a pipeline split");
