@@ -23,6 +23,7 @@ using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
 using vramsim::test::plan_json;
 using vramsim::test::run_json;
+using vramsim::test::run_ok;
 using vramsim::test::run_vramsim;
 
 namespace {
@@ -387,11 +388,9 @@ TEST_CASE("plan --engine vllm: a checkpoint too large for the card leaves FP8 al
 // The flags come from the scenario simulated: the weights' online FP8 quantization of a BF16
 // checkpoint, the KV dtype, every --set (cli/quick_scenario.h, engine_flags).
 TEST_CASE("run --model --engine vllm: the flags carry the FP8 weights, the KV dtype, the slots and the block size", "[engines][quick][vllm]") {
-  auto r = run_vramsim("run --model llama-3.1-8b --gpu h100-sxm --engine vllm --quant FP8 --set engine.kv_type=fp8 "
-                       "--set engine.parallel=8 --set engine.kv_pool.block_size=32");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("vllm serve flags: --quantization fp8 --kv-cache-dtype fp8 --max-model-len 4096 "
+  CHECK_THAT(run_ok("run --model llama-3.1-8b --gpu h100-sxm --engine vllm --quant FP8 --set engine.kv_type=fp8 "
+                    "--set engine.parallel=8 --set engine.kv_pool.block_size=32"),
+             Catch::Contains("vllm serve flags: --quantization fp8 --kv-cache-dtype fp8 --max-model-len 4096 "
                                     "--gpu-memory-utilization 0.9 --max-num-seqs 8 --block-size 32\n"));
 }
 

@@ -12,6 +12,7 @@ using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
 using vramsim::test::plan_json;
 using vramsim::test::run_json;
+using vramsim::test::run_ok;
 using vramsim::test::run_vramsim;
 
 namespace {
@@ -156,17 +157,13 @@ TEST_CASE("llama.cpp: each prompt micro-batch copies only the experts it touches
 // The flags printed are those of the scenario simulated, every --set included (cli/quick_scenario.h,
 // engine_flags): a quantized KV cache needs -ctk/-ctv and, for V, Flash Attention.
 TEST_CASE("run --model: llama.cpp's flags carry the KV type, Flash Attention and the slots simulated", "[engines][quick]") {
-  auto r = run_vramsim("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ryzen-7950x-ddr5 --quant Q4_K_M "
-                       "--set engine.kv_type=q8_0 --set engine.gpu_layers=48 --set engine.cpu_moe_layers=18");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("llama.cpp flags: -ngl 99 --n-cpu-moe 18 -c 4096 -ctk q8_0 -ctv q8_0 -fa on\n"));
+  CHECK_THAT(run_ok("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ryzen-7950x-ddr5 --quant Q4_K_M "
+                    "--set engine.kv_type=q8_0 --set engine.gpu_layers=48 --set engine.cpu_moe_layers=18"),
+             Catch::Contains("llama.cpp flags: -ngl 99 --n-cpu-moe 18 -c 4096 -ctk q8_0 -ctv q8_0 -fa on\n"));
   // Two slots of 2048 tokens each: llama-server's -c is shared by its -np slots.
-  auto two = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 2048 --set engine.parallel=2 "
-                         "--set workload.clients=2");
-  INFO(two.err);
-  REQUIRE(two.status == 0);
-  CHECK_THAT(two.out, Catch::Contains("llama.cpp flags: -ngl 99 -c 4096 -np 2\n"));
+  CHECK_THAT(run_ok("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 2048 --set engine.parallel=2 "
+                    "--set workload.clients=2"),
+             Catch::Contains("llama.cpp flags: -ngl 99 -c 4096 -np 2\n"));
 }
 
 TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option that sets it", "[engines][plan][errors]") {
@@ -180,19 +177,15 @@ TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option tha
 
 TEST_CASE("plan: a native format too large for the host RAM is not judged but the formats tried are", "[engines][plan]") {
   // Qwen3-235B-A22B's BF16 experts (423 GiB) exceed the host's 384 GiB; Q4_K_M's do not.
-  auto r = run_vramsim("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --json -j 2 --top 50");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("\"quant\": \"Q4_K_M\""));
+  CHECK_THAT(run_ok("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --json -j 2 --top 50"),
+             Catch::Contains("\"quant\": \"Q4_K_M\""));
   // With 200 GiB of RAM Q8_0's experts do not fit: skipped with a note, not the end of the plan.
-  auto small = run_vramsim("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --json -j 2 --top 50 "
-                           "--set hardware.host.memory.capacity=200GiB");
-  INFO(small.err);
-  REQUIRE(small.status == 0);
-  CHECK_THAT(small.out, Catch::Contains("\"quant\": \"Q4_K_M\""));
-  const std::size_t from = small.out.find("\"skipped\""), to = small.out.find("\"best\"");
+  const std::string small = run_ok("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --json -j 2 --top 50 "
+                                   "--set hardware.host.memory.capacity=200GiB");
+  CHECK_THAT(small, Catch::Contains("\"quant\": \"Q4_K_M\""));
+  const std::size_t from = small.find("\"skipped\""), to = small.find("\"best\"");
   REQUIRE(from < to);
-  const std::string skipped = small.out.substr(from, to - from);
+  const std::string skipped = small.substr(from, to - from);
   CHECK(std::regex_search(skipped, std::regex("\"quant\": \"Q8_0\",\\s*\"kv_types\": \\[\\s*\"f16\",\\s*\"q8_0\"\\s*\\]")));
   CHECK_THAT(skipped, Catch::Contains("do not fit in epyc-9554-ddr5's RAM"));
   CHECK_THAT(skipped, !Catch::Contains("Q4_K_M"));

@@ -15,6 +15,7 @@ using vramsim::test::all_flags;
 using vramsim::test::json_number;
 using vramsim::test::plan_json;
 using vramsim::test::run_json;
+using vramsim::test::run_ok;
 using vramsim::test::run_vramsim;
 
 namespace {
@@ -178,11 +179,9 @@ TEST_CASE("plan --engine hybrid-cpu-experts: the native format is tried, and the
 }
 
 TEST_CASE("run --engine expert-cache: vramsim's own flags, labelled so", "[engines][quick]") {
-  auto r = run_vramsim("run --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine expert-cache "
-                       "--set engine.expert_cache.size=100");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("vramsim flags: --engine expert-cache --quant Q2_0 --context 4096 "
+  CHECK_THAT(run_ok("run --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine expert-cache "
+                    "--set engine.expert_cache.size=100"),
+             Catch::Contains("vramsim flags: --engine expert-cache --quant Q2_0 --context 4096 "
                                     "--set engine.expert_cache.size=100 --set engine.kv_type=q8_0\n"));
 }
 

@@ -16,6 +16,13 @@ void check_refused(const std::string& scenario, const std::string& assignment, c
   check_usage_error("run " + scenario + " --set " + assignment, message);
 }
 
+std::string run_ok(const std::string& args) {
+  auto r = run_vramsim(args);
+  INFO("vramsim " << args << "\n" << r.err);
+  REQUIRE(r.status == 0);
+  return r.out;
+}
+
 void check_usage_error(const std::string& args, const std::string& message) {
   INFO(args);
   auto r = run_vramsim(args);

@@ -20,6 +20,9 @@ struct Run {
 // Runs `vramsim ARGS` (ARGS is shell-quoted by the caller) and captures both streams.
 Run run_vramsim(const std::string& args);
 
+// `vramsim ARGS` must succeed (exit 0; its stderr reported otherwise): its stdout.
+std::string run_ok(const std::string& args);
+
 // `vramsim run SCENARIO --set ASSIGNMENT` must be refused: exit 2, `message` on stderr, nothing
 // on stdout (Catch2 checks, reported with the assignment).
 void check_refused(const std::string& scenario, const std::string& assignment, const std::string& message);
