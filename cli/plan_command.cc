@@ -325,7 +325,7 @@ int plan_command(const std::vector<std::string>& argv) {
       base.engine.gpu_layers = base.model.layers;
       base.engine.cpu_moe_layers = 0;
       const auto placements = fitting_placements(base);
-      if (placements.empty()) add_skipped(skipped, quant, kv, "does not fit even with every layer on the CPU");
+      if (placements.empty()) add_skipped(skipped, quant, kv, why_nothing_fits(base));
       for (const auto& p : placements) {
         Candidate c;
         c.placement = p;
@@ -341,7 +341,7 @@ int plan_command(const std::vector<std::string>& argv) {
   if (candidates.empty()) {
     std::string why = paged ? "nothing fits: the weights and one sequence's KV need more than gpu_memory_utilization x "
                               "the card in every weights format and KV dtype tried"
-                            : "nothing fits, even with every layer on the CPU";
+                            : "nothing fits";
     for (const auto& s : skipped) why += "\n  " + note(s);
     throw UsageError(why);
   }

@@ -162,11 +162,21 @@ QuickScenario quick_scenario(const Args& args) {
     return finish();
   }
   const auto placements = fitting_placements(s);
-  if (placements.empty()) throw std::invalid_argument(s.model.name + " does not fit even with every layer on the CPU");
+  if (placements.empty()) throw std::invalid_argument(s.model.name + " " + why_nothing_fits(s));
   q.scenario.engine.gpu_layers = placements.front().gpu_layers;
   q.scenario.engine.cpu_moe_layers = placements.front().cpu_moe_layers;
   q.placement = placements.front().description;
   return finish();
+}
+
+std::string why_nothing_fits(const sim::Scenario& scenario) {
+  sim::Scenario cpu = scenario;
+  cpu.engine.gpu_layers = 0;
+  cpu.engine.cpu_moe_layers = 0;
+  const sim::HostRam ram = sim::host_ram(cpu);
+  if (!ram.fits())
+    return "fits in no placement: the cards do not hold enough of it, and with every layer on the CPU " + ram.refusal(scenario.host.name);
+  return "does not fit even with every layer on the CPU";
 }
 
 std::vector<Placement> fitting_placements(sim::Scenario s) {

@@ -70,5 +70,8 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers);
 // every layer on the GPUs with the fewest layers' experts on the CPU; and the most layers on
 // the GPUs with the rest on the CPU. In that order; empty when none fits.
 std::vector<Placement> fitting_placements(sim::Scenario scenario);
+// Why fitting_placements() found none: the host's RAM when even every layer on the CPU exceeds
+// it (then neither the cards nor the RAM hold the model), else the cards.
+std::string why_nothing_fits(const sim::Scenario& scenario);
 
 }  // namespace vramsim::cli

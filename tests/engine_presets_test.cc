@@ -222,3 +222,13 @@ TEST_CASE("plan: the largest context is exact to the token", "[engines][plan]") 
   INFO(over.err);
   CHECK_THAT(over.out, Catch::Contains("rtx-3060-12gb: 31 of 32 layers on the GPU"));
 }
+
+// A dense 70B in Q8_0 on an 8 GB card and 16 GiB of RAM: no placement holds it, and the reason
+// is the host's RAM (the all-CPU placement's numbers), not "even with every layer on the CPU".
+TEST_CASE("plan and run --model: when nothing fits because of the host's RAM, they say so with the numbers", "[engines][plan][errors]") {
+  const std::string args = "--model llama-3.3-70b --gpu rtx-2080 --host ddr4-dual-channel --quant Q8_0 "
+                           "--set hardware.host.memory.capacity=16GiB";
+  check_usage_error("run " + args, "fits in no placement: the cards do not hold enough of it, and with every layer on the CPU "
+                                   "the CPU layers' weights (69.86 GiB)");
+  check_usage_error("plan " + args, "do not fit in ddr4-dual-channel's RAM (16.00 GiB)");
+}
