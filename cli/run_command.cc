@@ -229,7 +229,8 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   j.key("requests").begin_object().field("completed", r.completed).field("rejected", r.rejected())
       .field("truncated", r.truncated);
   j.key("rejected_by_reason").begin_object().field("prompt_exceeds_context", r.rejected_context)
-      .field("prompt_plus_output_exceeds_context", r.rejected_output).field("queue_full", r.rejected_queue).end_object();
+      .field("prompt_plus_output_exceeds_context", r.rejected_output).field("queue_full", r.rejected_queue)
+      .field("prompt_exceeds_kv_pool", r.rejected_pool).end_object();
   j.end_object();
   j.field("generated_tokens", r.generated_tokens);
   j.field("makespan_s", r.makespan_s);
@@ -272,6 +273,7 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   o << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
     << (r.rejected() ? " (" + std::to_string(r.rejected_context) + " prompt over the context window, " +
                            (r.rejected_output ? std::to_string(r.rejected_output) + " prompt + output over it, " : std::string()) +
+                           (r.rejected_pool ? std::to_string(r.rejected_pool) + " prompt over the KV pool, " : std::string()) +
                            std::to_string(r.rejected_queue) + " queue full)"
                      : std::string())
     << (r.truncated ? ", " + std::to_string(r.truncated) + " stopped at the full context window" : std::string())

@@ -146,6 +146,11 @@ class Simulation {
     } else if (s_.engine.kv_pool && shape.prompt_tokens + shape.gen_tokens > s_.engine.context) {
       reason = "prompt_plus_output_exceeds_context";
       ++out_.rejected_output;
+    } else if (s_.engine.kv_pool && blocks_for(shape.prompt_tokens) > out_.plan.kv_blocks - watermark_blocks()) {
+      // vLLM V0's block manager can never allocate it ("exceeds the capacity of block_manager"):
+      // it is ignored rather than admitted into a pool it would leave below the watermark.
+      reason = "prompt_exceeds_kv_pool";
+      ++out_.rejected_pool;
     } else if (s_.engine.max_queue && waiting_ >= *s_.engine.max_queue) {
       reason = "queue_full";
       ++out_.rejected_queue;
@@ -310,6 +315,10 @@ class Simulation {
     const std::int64_t b = s_.engine.kv_pool->block_size;
     return (tokens + b - 1) / b;
   }
+  // The free blocks the scheduler keeps: the pool's watermark share, rounded down (vLLM V0).
+  std::int64_t watermark_blocks() const {
+    return static_cast<std::int64_t>(s_.engine.kv_pool->watermark * static_cast<double>(out_.plan.kv_blocks));
+  }
   // The blocks a running request holds after its next decode step: its positions so far plus
   // the step's (1 + draft tokens), never beyond its prompt and whole output.
   std::int64_t blocks_after_step(const RequestRunner& r) const {
@@ -335,7 +344,7 @@ class Simulation {
     // every admitted prompt (llama-server splits them into its micro-batches).
     const std::int64_t prefill_budget = pool ? std::max<std::int64_t>(s_.engine.context, 2048) : std::numeric_limits<std::int64_t>::max();
     std::int64_t free_blocks = out_.plan.kv_blocks;
-    const std::int64_t watermark = pool ? static_cast<std::int64_t>(pool->watermark * static_cast<double>(out_.plan.kv_blocks)) : 0;
+    const std::int64_t watermark = pool ? watermark_blocks() : 0;
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
     auto take = [&] {
       auto r = std::make_unique<Running>();

@@ -60,7 +60,7 @@ struct RejectedRequest {
   int client = 0;
   std::int64_t prompt_tokens = 0;
   double arrival_s = 0;
-  const char* reason = "";  // "prompt_exceeds_context" | "queue_full"
+  const char* reason = "";  // rejected_by_reason's key: "prompt_exceeds_context", "queue_full", ...
 };
 
 struct RunOptions {
@@ -109,7 +109,8 @@ struct RunResult {
   std::int64_t rejected_context = 0;    // prompt longer than the context window (HTTP 400)
   std::int64_t rejected_output = 0;     // paged KV (vLLM): prompt + requested output over the window (HTTP 400)
   std::int64_t rejected_queue = 0;      // admission control: the queue was at engine.max_queue
-  std::int64_t rejected() const { return rejected_context + rejected_output + rejected_queue; }
+  std::int64_t rejected_pool = 0;       // paged KV (vLLM): the prompt's blocks exceed the pool less its watermark
+  std::int64_t rejected() const { return rejected_context + rejected_output + rejected_queue + rejected_pool; }
   std::int64_t truncated = 0;           // output stopped where the context window was full
   std::int64_t prefix_hits = 0;         // requests that reused a cached shared prefix
   std::int64_t reused_tokens = 0;       // prompt tokens taken from the prefix cache

@@ -262,10 +262,11 @@ TEST_CASE("prefill: a long prompt costs more per token, its attention growing wi
 }
 
 // With MTP a step writes 1 + draft tokens positions, but never beyond the request's prompt and
-// output: a sequence that fills the pool exactly must not be charged blocks it will never use.
+// output: a sequence that fills the pool exactly (29,056 + 288 = 29,344 tokens, 1,834 blocks)
+// must not be charged blocks it will never use (it peaked at 1,835).
 TEST_CASE("vllm: a step's blocks stop at the request's last token", "[batching][vllm]") {
   const std::string json = run_json(kVllm, "--set hardware.gpu.preset=rtx-4090 --set engine.context=29344 --set workload.requests=1 "
-                                           "--set workload.clients=1 --set workload.prompt_tokens=29300 --set workload.gen_tokens=44 "
+                                           "--set workload.clients=1 --set workload.prompt_tokens=29056 --set workload.gen_tokens=288 "
                                            "--set 'engine.speculative={kind: mtp, draft_tokens: 4, acceptance: 0.6, head: 100MiB}'");
   CHECK(json_number(json, "peak_blocks", "kv_pool") <= json_number(json, "blocks", "kv_pool"));
   CHECK(json_number(json, "completed", "requests") == 1);
@@ -409,4 +410,19 @@ TEST_CASE("vllm: the experts need no room in host RAM, an engine that keeps them
   auto llama = run_vramsim(args);
   CHECK(llama.status == 2);
   CHECK_THAT(llama.err, Catch::Contains("the experts kept in RAM"));
+}
+
+// vLLM V0 ignores a prompt its block manager can never allocate (its blocks exceed the pool
+// less the 1% watermark): with a 29,344-token window and pool (1,834 blocks, watermark 18),
+// a 29,100-token prompt needs 1,819 blocks > 1,816; one of 29,000 tokens (1,813) is served.
+TEST_CASE("vllm: a prompt the pool can hold only below its watermark is refused at arrival", "[batching][vllm][errors]") {
+  const std::string base = "--set hardware.gpu.preset=rtx-4090 --set engine.context=29344 --set workload.requests=1 "
+                           "--set workload.clients=1 --set workload.gen_tokens=8 --set workload.prompt_tokens=";
+  const std::string over = run_json(kVllm, base + "29100");
+  CHECK(json_number(over, "blocks", "kv_pool") == 1834);
+  CHECK(json_number(over, "prompt_exceeds_kv_pool", "rejected_by_reason") == 1);
+  CHECK(json_number(over, "completed", "requests") == 0);
+  const std::string under = run_json(kVllm, base + "29000");
+  CHECK(json_number(under, "prompt_exceeds_kv_pool", "rejected_by_reason") == 0);
+  CHECK(json_number(under, "completed", "requests") == 1);
 }
