@@ -688,6 +688,10 @@ class Simulation {
     const double bytes = static_cast<double>(tokens) * model().activation_bytes();
     const auto& ph = s_.engine.physics;
     if (!tensor()) {
+      // One decode loop (serial slots) runs a slot's whole step alone: the cards of a pipeline
+      // do not work on two slots' steps at once. Overlapped slots may fill the pipeline.
+      const bool one_loop = s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Serial;
+      if (one_loop) engine_loop_->lock();
       for (std::size_t i = 0; i < cards.size(); ++i) {
         // The host's layers run on the CPU, except a prompt batch's: their weights stream to
         // the first card, which computes them (StepModel::prefill), so it is that card's work.
@@ -709,6 +713,7 @@ class Simulation {
         out_.handoff_s += s4u::Engine::get_clock() - t0;
         if (trace) out_.trace.push_back({"hand-off", "link", t0, s4u::Engine::get_clock() - t0});
       }
+      if (one_loop) engine_loop_->unlock();
       return;
     }
     const bool shared = s_.engine.parallel > 1;
