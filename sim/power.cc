@@ -2,32 +2,46 @@
 
 #include <algorithm>
 
+#include "sim/step_model.h"
+
 namespace vramsim::sim {
+
+double energy_per_flop(const hw::GpuSpec& gpu, const Scenario& s) {
+  const double peak = gemm_peak(gpu, s);
+  return peak > 0 ? std::max(0.0, gpu.tdp_watts - gpu.idle_watts) / peak : 0.0;
+}
 
 PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   PowerSummary p;
+  p.cards = static_cast<int>(std::max<std::size_t>(1, s.cards.size()));
   const double t = run.makespan_s;
   if (t <= 0) return p;
   const auto& ph = s.engine.physics;
+  auto add_card = [&](const hw::GpuSpec& spec, double util, double bytes, double flops) {
+    const double w = spec.idle_watts + ph.wait_power * util + ph.energy_per_byte * bytes / t +
+                     energy_per_flop(spec, s) * flops / t;
+    p.uncapped_power_w += w;
+    p.power_capped = p.power_capped || w > spec.tdp_watts;
+    p.avg_power_w += std::min(spec.tdp_watts, w);
+  };
   if (s.cards.size() > 1 || run.host_plan) {
     // Several cards, or CPU layers beside the card: each card's power from its own time and bytes; utilisation and the
     // useful fraction are the cards' means.
+    // TODO(engine): RunResult::CardUse carries no FLOPs yet; per-card compute energy needs
+    // `u.flops += c.flops;` in the engine's use_card.
     const double n = static_cast<double>(s.cards.size());
     for (std::size_t c = 0; c < s.cards.size(); ++c) {
       const auto& u = run.card_use.at(c);
-      const auto& spec = s.cards[c].gpu.spec;
       const double util = std::min(1.0, u.busy_s / t);
       p.util += util / n;
       p.useful_fraction += std::min(1.0, u.compute_s / t) / n;
-      p.avg_power_w += std::min(spec.tdp_watts, spec.idle_watts + ph.wait_power * util + ph.energy_per_byte * u.vram_bytes / t);
+      add_card(s.cards[c].gpu.spec, util, u.vram_bytes, 0.0);
     }
   } else {
     // With several slots, resident times overlap; the driver still reports at most 100%.
     p.util = std::min(1.0, run.gpu_resident_s / t);
     p.useful_fraction = std::min(1.0, (run.decode.compute + run.prefill.compute) / t);
-    const double bytes = run.decode.vram_bytes + run.prefill.vram_bytes;
-    p.avg_power_w = s.gpu.spec.idle_watts + ph.wait_power * p.util + ph.energy_per_byte * bytes / t;
-    p.avg_power_w = std::min(p.avg_power_w, s.gpu.spec.tdp_watts);
+    add_card(s.gpu.spec, p.util, run.decode.vram_bytes + run.prefill.vram_bytes, run.decode.flops + run.prefill.flops);
   }
   p.energy_j = p.avg_power_w * t;
   p.j_per_token = run.generated_tokens > 0 ? p.energy_j / static_cast<double>(run.generated_tokens) : 0.0;

@@ -32,6 +32,7 @@ StepCosts& StepCosts::operator+=(const StepCosts& o) {
   host_idle += o.host_idle;
   vram_bytes += o.vram_bytes;
   pcie_bytes += o.pcie_bytes;
+  flops += o.flops;
   return *this;
 }
 
@@ -44,6 +45,7 @@ StepCosts& StepCosts::operator-=(const StepCosts& o) {
   host_idle -= o.host_idle;
   vram_bytes -= o.vram_bytes;
   pcie_bytes -= o.pcie_bytes;
+  flops -= o.flops;
   return *this;
 }
 
@@ -156,9 +158,9 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
 }
 
 StepCosts StepModel::step_fixed(int tokens) const {
-  (void)tokens;
   const auto& ph = s_.engine.physics;
   StepCosts c;
+  if (!host_) c.flops = 2.0 * s_.model.params_active * tokens * shard_ * layers_ / static_cast<double>(s_.model.layers);
   if (head_bytes_ <= 0) return c;  // a pipeline card before the last: no head, no sampling
   double bytes = head_bytes_;
   double launches = 0;
@@ -234,6 +236,7 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
       c.compute = flops / (gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency) +
                   attention_flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency);
       c.pcie_bytes = ubatches(tokens) * weights;
+      c.flops = flops + attention_flops;  // on the first card
     } else {
       c.compute = std::max((flops + attention_flops) / gemm_peak_, weights / bw_);
     }
@@ -246,6 +249,7 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   const double weights = layer_bytes_ * layers_ + head_bytes_ + resident_experts_touched * expert_bytes_;
   c.compute = std::max(flops / rate + attention_flops / attention_rate, weights / bw_);
   c.vram_bytes = weights;
+  c.flops = flops + attention_flops;
   const double overhead = head_bytes_ > 0 ? ph.step_overhead : 0.0;  // sampling, on the card with the head
   c.launch_sync = layers_ * ph.layer_launch + overhead;
   c.host_idle = overhead;

@@ -37,6 +37,7 @@ struct StepCosts {
   double host_idle = 0;    // time with no kernel resident (host step work, part of the bubbles)
   double vram_bytes = 0;   // bytes streamed from VRAM
   double pcie_bytes = 0;   // bytes over the host link (zero-copy reads, copies, activations)
+  double flops = 0;        // FLOPs the GPU's tensor cores run: GEMMs (2 x active parameters per position) and prefill attention
   double total() const { return compute + transfer + stall + cpu_experts + launch_sync; }
   StepCosts& operator+=(const StepCosts& o);
   StepCosts& operator-=(const StepCosts& o);
@@ -100,7 +101,9 @@ class StepModel {
   // Host throughput of one worker group, bytes of expert weights per second.
   double host_worker_rate() const { return cpu_bw_ / std::max(1, s_.engine.physics.host_expert_workers); }
 
-  // The per-step part: LM head, draft passes, host step work (on the card that holds the head).
+  // The per-step part: LM head, draft passes, host step work (on the card that holds the head);
+  // also the step's GEMM FLOPs on this card (2 x active parameters x `tokens` positions, its
+  // share; none for CPU layers), counted here once per step and card (StepCosts::flops).
   StepCosts step_fixed(int tokens) const;
   // The least time a decode step of `tokens` positions can take on this card's layers: its
   // FLOPs (2 x active parameters per position, this card's share) at the dense fp16 rate x
