@@ -223,8 +223,9 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   j.key("step_time_breakdown");
   write_breakdown(j, r.decode);
   j.field("decode_step_ms", r.decode_steps ? r.decode.total() / static_cast<double>(r.decode_steps) * 1e3 : 0.0);
-  j.key("gpu").begin_object().field("util", p.util).field("useful_fraction", p.useful_fraction)
-      .field("avg_power_w", p.avg_power_w).end_object();
+  j.key("gpu").begin_object().field("cards", static_cast<std::int64_t>(p.cards)).field("util", p.util)
+      .field("useful_fraction", p.useful_fraction).field("avg_power_w", p.avg_power_w)
+      .field("uncapped_power_w", p.uncapped_power_w).field("power_capped", p.power_capped).end_object();
   j.key("energy").begin_object().field("j_per_token", p.j_per_token).field("total_j", p.energy_j).end_object();
   j.key("requests").begin_object().field("completed", r.completed).field("rejected", r.rejected())
       .field("truncated", r.truncated);
@@ -316,8 +317,11 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << fixed(100 * c.compute / t, 0) << "%, transfer " << fixed(100 * c.transfer / t, 0) << "%, stall "
     << fixed(100 * c.stall / t, 0) << "%, host experts " << fixed(100 * c.cpu_experts / t, 0) << "%, launch/sync "
     << fixed(100 * c.launch_sync / t, 0) << "%\n"
-    << "  GPU             util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1)
-    << "%), mean power " << fixed(p.avg_power_w, 0) << " W, " << fixed(p.j_per_token, 2) << " J/token\n"
+    << "  GPU             " << (p.cards > 1 ? "(" + std::to_string(p.cards) + " cards: mean util, summed power) " : std::string())
+    << "util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1) << "%), mean power "
+    << fixed(p.avg_power_w, 0) << " W"
+    << (p.power_capped ? " (TDP-limited; model " + fixed(p.uncapped_power_w, 0) + " W)" : std::string()) << ", "
+    << fixed(p.j_per_token, 2) << " J/token (GPU boards only)\n"
     << "  simulation      " << fixed(wall, 2) << " s wall, " << r.decode_steps << " steps, " << r.simgrid_activities
     << " SimGrid activities\n";
   return o.str();

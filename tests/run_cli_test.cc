@@ -239,3 +239,21 @@ TEST_CASE("a long prompt's CPU layers stream over the first card's link, once pe
   REQUIRE(at != std::string::npos);
   CHECK(json_number(r.out.substr(at), "gb") == Approx(4 * 6.64 * 1.073741824).epsilon(0.02));
 }
+
+TEST_CASE("power: a compute-bound prefill pays its FLOPs; a run over the TDP says so", "[run][power]") {
+  const std::string h100 = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/llama8b-h100-vllm.yaml";
+  // Prefill only: 4,096-token prompts, one token out. (TDP - idle) / dense fp16 per FLOP puts
+  // the H100 (630 W / 989 TFLOPS) well above idle + wait_power (180 W) at ~100% utilisation.
+  auto pre = run_vramsim("run " + h100 +
+                         " --set workload.prompt_tokens=4096 --set workload.gen_tokens=1 --set workload.clients=1"
+                         " --set workload.requests=4 --json");
+  REQUIRE(pre.status == 0);
+  CHECK(json_number(pre.out, "avg_power_w") > 400.0);
+  CHECK(json_number(pre.out, "avg_power_w") <= 700.0);
+  CHECK_THAT(pre.out, Catch::Contains("\"power_capped\": false"));
+  // Batch-1 decode: 304 pJ/B (the RTX 5090's figure) on HBM3 exceeds the 700 W TDP: capped and reported.
+  auto dec = run_vramsim("run " + h100 + " --set workload.clients=1 --set workload.requests=2");
+  REQUIRE(dec.status == 0);
+  CHECK_THAT(dec.out, Catch::Contains("mean power 700 W (TDP-limited; model"));
+  CHECK_THAT(dec.out, Catch::Contains("(GPU boards only)"));
+}
