@@ -1,4 +1,4 @@
-// `vramsim import-model CONFIG.json --name NAME [-o FILE]`: a catalogue model from a Hugging
+// `vramsim import-model CONFIG.json --name NAME [-o|--output FILE]`: a catalogue model from a Hugging
 // Face config.json.
 #include <fstream>
 #include <iostream>
@@ -16,16 +16,23 @@ int import_model_command(const std::vector<std::string>& argv) {
   spec.flags = {"--help"};
   Args args(argv, spec);
   if (args.flag("--help") || args.positional().size() != 1) {
-    std::cout << "usage: vramsim import-model CONFIG.json --name NAME [--output FILE]\n\n"
+    std::cout << "usage: vramsim import-model CONFIG.json --name NAME [-o|--output FILE]\n\n"
                  "Writes a catalogue model description (YAML) computed from a Hugging Face config.json:\n"
                  "layers, heads, attention layout, experts and parameter counts. Without --output it\n"
-                 "prints to stdout; copy the file to configs/models/NAME.yaml to use it by name.\n";
+                 "prints to stdout; copy the file to configs/models/NAME.yaml to use it by name.\n"
+                 "NAME is a catalogue name: up to 100 of a-z A-Z 0-9 . _ + -, not starting with a dot.\n"
+                 "Nothing is written unless the result loads back as a valid catalogue model.\n";
     return args.flag("--help") ? 0 : 2;
   }
   const std::string name = args.require("--name");
+  auto out = args.get("--output");
+  if (auto short_out = args.get("-o")) {
+    if (out) throw UsageError("give the output file once (-o and --output are the same option)");
+    out = short_out;
+  }
   auto imported = workloads::import_hf_config(args.positional()[0], name);
   if (!imported) throw config::ConfigError(imported.error());
-  if (auto out = args.get("--output")) {
+  if (out) {
     std::ofstream file(*out);
     if (!file) throw UsageError("cannot write " + *out);
     file << imported->yaml;
