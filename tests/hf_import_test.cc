@@ -1,6 +1,10 @@
 // Importing Hugging Face config.json files (written from the published fields) reproduces
 // the catalogue's hand-checked descriptions.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "core/config_reader.h"
 #include "tests/test_support.h"
@@ -29,18 +33,23 @@ ModelSpec imported(const std::string& name) {
   return r->spec;
 }
 
-void check_same_architecture(const std::string& name, double params_tolerance, double active_tolerance = 0.02) {
+// `active_tolerance`: against the catalogue's (publisher's) active figure. The import counts
+// the LM head but not the input embedding table (one row of it is read per token); Mistral
+// and Qwen publish counts that include the input embeddings (`published_with_input_embeddings`),
+// OpenAI and DeepSeek leave them out.
+void check_same_architecture(const std::string& name, double params_tolerance, double active_tolerance = 0.012,
+                             bool published_with_input_embeddings = false) {
   INFO(name);
   ModelSpec a = imported(name);
   ModelSpec b = catalogue_model(name);
   CHECK(a.layers == b.layers);
   CHECK(a.attention.layout == b.attention.layout);
   CHECK(a.attention.query_heads == b.attention.query_heads);
+  CHECK(a.attention.head_dim == b.attention.head_dim);
   if (a.attention.layout == AttentionLayout::Mla) {
     CHECK(a.attention.latent_dim == b.attention.latent_dim);
   } else {
     CHECK(a.attention.kv_heads == b.attention.kv_heads);
-    CHECK(a.attention.head_dim == b.attention.head_dim);
   }
   CHECK(a.attention.sliding_window.has_value() == b.attention.sliding_window.has_value());
   if (a.attention.sliding_window && b.attention.sliding_window) {
@@ -53,10 +62,43 @@ void check_same_architecture(const std::string& name, double params_tolerance, d
     CHECK(a.moe->experts_per_token == b.moe->experts_per_token);
     CHECK(a.moe->layers == b.moe->layers);
     CHECK(a.moe->expert_params == Approx(b.moe->expert_params).epsilon(0.01));
-    // Publishers differ on whether embeddings count as active (OpenAI leaves them out).
-    CHECK(a.params_active == Approx(b.params_active).epsilon(active_tolerance));
+    const double input_embeddings = published_with_input_embeddings ? double(a.vocab_size) * a.hidden_size : 0.0;
+    CHECK(a.params_active + input_embeddings == Approx(b.params_active).epsilon(active_tolerance));
   }
   CHECK(a.params_total == Approx(b.params_total).epsilon(params_tolerance));
+}
+
+// A scratch directory for configs written by the tests (one per test process).
+std::filesystem::path scratch_dir() {
+  auto dir = std::filesystem::temp_directory_path() / ("vramsim_hf_import_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string write_config(const std::string& file, const std::string& json) {
+  auto path = scratch_dir() / file;
+  std::ofstream(path) << json;
+  return path.string();
+}
+
+// A small Llama-shaped config with `extra` (JSON members, comma-led) appended, or with
+// `replace` substituted for one of its members.
+std::string llama_like(const std::string& extra = "") {
+  return R"({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+             "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 1000)" +
+         extra + "}";
+}
+
+Result<ImportedModel> import_json(const std::string& json, const std::string& name = "test-model") {
+  return import_hf_config(write_config("config.json", json), name);
+}
+
+// The import of `json` must fail with a message containing every one of `words`.
+void check_refused_json(const std::string& json, std::initializer_list<const char*> words) {
+  INFO(json);
+  auto r = import_json(json);
+  REQUIRE_FALSE(r.ok());
+  for (const char* w : words) CHECK_THAT(r.error().message, Catch::Contains(w));
 }
 
 }  // namespace
@@ -67,15 +109,46 @@ TEST_CASE("import: Llama 3.1 8B counts 8.03e9 parameters", "[import]") {
   check_same_architecture("llama-3.1-8b", 0.01);
 }
 
-TEST_CASE("import: Mixtral 8x7B, routed experts", "[import]") { check_same_architecture("mixtral-8x7b", 0.01); }
-TEST_CASE("import: Qwen3 30B-A3B, 128 experts", "[import]") { check_same_architecture("qwen3-30b-a3b", 0.02); }
+TEST_CASE("import: Mixtral's and Qwen3's active counts match once their input embeddings are added",
+          "[import]") {
+  check_same_architecture("mixtral-8x7b", 0.01, 0.005, true);
+  check_same_architecture("qwen3-30b-a3b", 0.02, 0.02, true);
+}
+TEST_CASE("import: Qwen3 30B-A3B, 128 experts", "[import]") {
+  ModelSpec m = imported("qwen3-30b-a3b");
+  // 48 layers x (attention 18.87e6 + 8 x 4.72e6 experts + router) + LM head 0.311e9.
+  CHECK(m.params_active == Approx(3.042e9).epsilon(0.002));
+}
 TEST_CASE("import: DeepSeek V3, latent attention and dense first layers", "[import]") {
   check_same_architecture("deepseek-v3", 0.02);
+  ModelSpec m = imported("deepseek-v3");
+  CHECK(m.attention.head_dim == 128);  // v_head_dim, as the catalogue uses for attention FLOPs (not 128 + 64)
 }
-TEST_CASE("import: Gemma 3 27B, nested text config and a window pattern", "[import]") {
-  check_same_architecture("gemma-3-27b", 0.03);
+TEST_CASE("import: DeepSeek-V2-Lite, MLA without a query low-rank, 2.4B active", "[import]") {
+  check_same_architecture("deepseek-v2-lite", 0.01, 0.025);  // 2.451e9 vs the model card's rounded "2.4B"
 }
-TEST_CASE("import: gpt-oss-20b, explicit layer types", "[import]") { check_same_architecture("gpt-oss-20b", 0.02, 0.17); }
+TEST_CASE("import: Gemma 3 27B as published (no window pattern: the class default, one global in 6)", "[import]") {
+  check_same_architecture("gemma-3-27b", 0.03);  // the catalogue also counts the 0.417e9 vision tower
+  ModelSpec m = imported("gemma-3-27b");
+  REQUIRE(m.attention.sliding_window);
+  CHECK(m.attention.sliding_window->layers == 52);  // 62 layers, every 6th global
+  CHECK(m.attention.sliding_window->window_tokens == 1024);
+  CHECK(m.params_active == Approx(m.params_total));  // tied: the embedding table is the LM head
+}
+TEST_CASE("import: Gemma 3 4B as published, heads and head_dim from the class defaults", "[import]") {
+  ModelSpec m = imported("gemma-3-4b");
+  CHECK(m.layers == 34);
+  CHECK(m.attention.query_heads == 8);
+  CHECK(m.attention.kv_heads == 4);
+  CHECK(m.attention.head_dim == 256);
+  CHECK(m.vocab_size == 262208);
+  REQUIRE(m.attention.sliding_window);
+  CHECK(m.attention.sliding_window->layers == 29);  // 34 - 5 global
+  CHECK(m.params_total == Approx(3.88e9).epsilon(0.005));  // 4.3B less the 0.417e9 vision tower
+}
+TEST_CASE("import: gpt-oss-20b, explicit layer types", "[import]") {
+  check_same_architecture("gpt-oss-20b", 0.02, 0.005);  // model card: 3.61B active
+}
 
 TEST_CASE("import: a config without the essentials is refused with the field's name", "[import]") {
   auto r = import_hf_config(test::data_path("hf/missing-layers.json"), "broken");
@@ -84,4 +157,103 @@ TEST_CASE("import: a config without the essentials is refused with the field's n
   auto none = import_hf_config(test::data_path("hf/does-not-exist.json"), "x");
   REQUIRE_FALSE(none.ok());
   CHECK_THAT(none.error().message, Catch::Contains("cannot open"));
+}
+
+TEST_CASE("import: newer transformers' _sliding_window_pattern is read", "[import]") {
+  auto r = import_json(R"({"model_type": "gemma3_text", "hidden_size": 1024, "num_hidden_layers": 4,
+                            "intermediate_size": 2048, "sliding_window": 512, "_sliding_window_pattern": 2})");
+  INFO((r.ok() ? std::string() : r.error().message));
+  REQUIRE(r.ok());
+  CHECK(r->spec.attention.query_heads == 8);  // Gemma3TextConfig defaults
+  CHECK(r->spec.attention.head_dim == 256);
+  REQUIRE(r->spec.attention.sliding_window);
+  CHECK(r->spec.attention.sliding_window->layers == 2);
+}
+
+TEST_CASE("import: Qwen2's window applies from max_window_layers on", "[import]") {
+  auto r = import_json(llama_like(R"(, "sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 3)"));
+  REQUIRE(r.ok());
+  REQUIRE(r->spec.attention.sliding_window);
+  CHECK(r->spec.attention.sliding_window->layers == 1);
+  auto none = import_json(llama_like(R"(, "sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 4)"));
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->spec.attention.sliding_window);
+}
+
+TEST_CASE("import: out-of-range fields are refused with the key's name", "[import]") {
+  REQUIRE(import_json(llama_like()).ok());
+  check_refused_json(llama_like(R"(, "sliding_window": 128, "sliding_window_pattern": 0)"), {"sliding_window_pattern"});
+  check_refused_json(llama_like(R"(, "sliding_window": 128, "sliding_window_pattern": 0.5)"), {"sliding_window_pattern"});
+  check_refused_json(llama_like(R"(, "sliding_window": -5, "sliding_window_pattern": 2)"), {"sliding_window"});
+  check_refused_json(
+      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 0, "intermediate_size": 2048, "vocab_size": 1000})",
+      {"num_attention_heads", "whole number"});
+  check_refused_json(
+      R"({"hidden_size": -1024, "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000})",
+      {"hidden_size"});
+  check_refused_json(
+      R"({"hidden_size": 1e30, "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000})",
+      {"hidden_size"});
+  check_refused_json(
+      R"({"hidden_size": 1024, "num_hidden_layers": 0, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000})",
+      {"num_hidden_layers"});
+  check_refused_json(
+      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 0})",
+      {"vocab_size"});
+  check_refused_json(
+      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 0, "intermediate_size": 2048, "vocab_size": 1000})",
+      {"num_key_value_heads"});
+  check_refused_json(
+      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 3, "intermediate_size": 2048, "vocab_size": 1000})",
+      {"num_key_value_heads", "divide"});
+  check_refused_json(llama_like(R"(, "head_dim": 0)"), {"head_dim"});
+  check_refused_json(llama_like(R"(, "num_local_experts": -8, "num_experts_per_tok": 2)"), {"num_local_experts"});
+  check_refused_json(llama_like(R"(, "n_routed_experts": 8, "num_experts_per_tok": 2, "first_k_dense_replace": 6)"),
+                     {"first_k_dense_replace"});
+  check_refused_json(llama_like(R"(, "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention",
+      "sliding_attention", "full_attention", "sliding_attention"])"),
+                     {"layer_types", "num_hidden_layers"});
+}
+
+TEST_CASE("import: the name must be a catalogue name; the source path is quoted", "[import]") {
+  auto bad = import_json(llama_like(), "my: model");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::Contains("catalogue name"));
+  CHECK_FALSE(import_json(llama_like(), ".hidden").ok());
+  CHECK_FALSE(import_json(llama_like(), std::string(101, 'a')).ok());
+  CHECK(import_json(llama_like(), "My_model-1.5+q").ok());
+
+  auto odd_dir = scratch_dir() / "a: b # \"c\"";
+  std::filesystem::create_directories(odd_dir);
+  const std::string path = (odd_dir / "config.json").string();
+  std::ofstream(path) << llama_like();
+  auto r = import_hf_config(path, "odd");
+  INFO((r.ok() ? std::string() : r.error().message));
+  REQUIRE(r.ok());  // the import re-reads what it writes, so a bad quote would fail here
+  auto node = config::parse_yaml(r->yaml, "odd.yaml");
+  REQUIRE(node.ok());
+  const config::Node* source = node->find("source");
+  REQUIRE(source);
+  CHECK(source->text() == path);
+}
+
+TEST_CASE("import: a directory is named as such", "[import]") {
+  auto r = import_hf_config(scratch_dir().string(), "x");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("is a directory"));
+}
+
+TEST_CASE("import-model: -o writes the file; errors exit 2 and write nothing", "[import]") {
+  const std::string config = write_config("cli.json", llama_like());
+  const std::string out = (scratch_dir() / "short.yaml").string();
+  std::filesystem::remove(out);
+  test::run_ok("import-model '" + config + "' --name cli-model -o '" + out + "'");
+  CHECK(std::filesystem::exists(out));
+  test::check_usage_error("import-model '" + config + "' --name cli-model -o '" + out + "' --output '" + out + "'",
+                          "once");
+  const std::string bad = write_config("bad.json", llama_like(R"(, "sliding_window": 128, "sliding_window_pattern": 0)"));
+  const std::string not_written = (scratch_dir() / "never.yaml").string();
+  test::check_usage_error("import-model '" + bad + "' --name bad -o '" + not_written + "'", "sliding_window_pattern");
+  CHECK_FALSE(std::filesystem::exists(not_written));
+  test::check_usage_error("import-model '" + config + "' --name 'my: model'", "catalogue name");
 }

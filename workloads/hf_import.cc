@@ -1,7 +1,11 @@
 #include "workloads/hf_import.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "core/config_reader.h"
@@ -39,9 +43,33 @@ class Fields {
     if (!v) config::fail(node_, key, std::string("missing field \"") + key + "\" in " + path_);
     return *v;
   }
-  int integer(const char* key, int fallback) const {
+  // A whole number in [min, max] (max defaults to 2^31 - 1); `fallback` when absent (the
+  // fallback is not range-checked: callers pass class defaults or sentinels).
+  std::optional<std::int64_t> whole(const char* key, std::int64_t min,
+                                    std::int64_t max = std::numeric_limits<int>::max()) const {
     auto v = number(key);
+    if (!v) return std::nullopt;
+    if (*v != std::floor(*v) || *v < static_cast<double>(min) || *v > static_cast<double>(max))
+      config::fail(*get(key), key,
+                   "must be a whole number " +
+                       (max == std::numeric_limits<int>::max()
+                            ? ">= " + std::to_string(min)
+                            : "from " + std::to_string(min) + " to " + std::to_string(max)) +
+                       ", got " + get(key)->text());
+    return static_cast<std::int64_t>(*v);
+  }
+  int integer(const char* key, int min, int fallback) const {
+    auto v = whole(key, min);
     return v ? static_cast<int>(*v) : fallback;
+  }
+  int require_integer(const char* key, int min) const {
+    auto v = whole(key, min);
+    if (!v) config::fail(node_, key, std::string("missing field \"") + key + "\" in " + path_);
+    return static_cast<int>(*v);
+  }
+  [[noreturn]] void fail(const char* key, const std::string& message) const {
+    const Node* n = get(key);
+    config::fail(n ? *n : node_, key, message);
   }
   bool flag(const char* key, bool fallback) const {
     const Node* n = get(key);
@@ -76,99 +104,177 @@ std::string native_format_of(const Fields& f, const Fields& top) {
   return "BF16";
 }
 
-// transformers' defaults for fields that configs of these types may omit.
+// YAML double-quoted scalar: `text` with backslashes, quotes and control characters escaped.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// The catalogue's name rule (core/catalogue.cc): up to 100 of a-z A-Z 0-9 . _ + -, not
+// starting with a dot.
+bool valid_catalogue_name(const std::string& name) {
+  if (name.empty() || name.size() > 100 || name.front() == '.') return false;
+  for (unsigned char c : name)
+    if (!std::isalnum(c) && c != '.' && c != '_' && c != '+' && c != '-') return false;
+  return true;
+}
+
+// transformers' class defaults for fields that configs of these types may omit (the hub
+// files only list what differs from them). Unset optionals: no default, the field is required.
 struct ClassDefaults {
-  double vocab_size = 0;
+  std::optional<double> vocab_size;
   double max_position_embeddings = 4096;
   bool tie_word_embeddings = false;
+  std::optional<double> num_attention_heads, num_key_value_heads, head_dim, sliding_window, sliding_window_pattern;
 };
 ClassDefaults class_defaults(const std::string& model_type) {
-  if (model_type == "gemma3_text" || model_type == "gemma3") return {262208, 131072, true};  // Gemma3TextConfig
-  return {};
+  ClassDefaults d;
+  if (model_type == "gemma3_text" || model_type == "gemma3") {  // Gemma3TextConfig.__init__
+    d.vocab_size = 262208;
+    d.max_position_embeddings = 131072;
+    d.tie_word_embeddings = true;
+    d.num_attention_heads = 8;
+    d.num_key_value_heads = 4;
+    d.head_dim = 256;
+    d.sliding_window = 4096;
+    d.sliding_window_pattern = 6;  // "one global layer in 6"; newer releases write _sliding_window_pattern
+  }
+  return d;
 }
 
 ImportedModel build(const Node& root, const std::string& path, const std::string& name) {
-  if (!root.is_map()) config::fail(root, "", "expected a JSON object");
+  if (!root.is_map()) config::fail(root, "", "expected a JSON object in " + path);
   Fields top(root, path);
   const Node* text_config = root.find("text_config");  // multimodal wrappers (Gemma 3)
   Fields f = (text_config && text_config->is_map()) ? Fields(*text_config, path) : top;
+  // Fields left at their transformers class defaults are absent from the file.
+  const ClassDefaults defaults = class_defaults(f.text("model_type", top.text("model_type", "")));
+  // A whole number >= min from the file, else the class default, else missing.
+  auto count = [&](const char* key, int min, std::optional<double> fallback) {
+    if (auto v = f.whole(key, min)) return static_cast<int>(*v);
+    if (!fallback) config::fail(root, key, std::string("missing field \"") + key + "\" in " + path);
+    return static_cast<int>(*fallback);
+  };
 
   ModelSpec m;
   m.name = name;
   m.display_name = name;
-  const double hidden = f.require("hidden_size");
-  m.hidden_size = static_cast<int>(hidden);
-  m.layers = static_cast<int>(f.require("num_hidden_layers"));
-  // Fields left at their transformers class defaults are absent from the file.
-  const ClassDefaults defaults = class_defaults(f.text("model_type", top.text("model_type", "")));
-  const auto vocab = f.number("vocab_size") ? f.number("vocab_size") : top.number("vocab_size");
-  if (!vocab && defaults.vocab_size <= 0) config::fail(root, "vocab_size", "missing field \"vocab_size\" in " + path);
-  m.vocab_size = static_cast<int>(vocab.value_or(defaults.vocab_size));
-  m.max_context = static_cast<std::int64_t>(
-      f.number("max_position_embeddings").value_or(defaults.max_position_embeddings));
+  m.hidden_size = f.require_integer("hidden_size", 1);
+  const double hidden = m.hidden_size;
+  m.layers = f.require_integer("num_hidden_layers", 1);
+  if (auto v = f.whole("vocab_size", 1))
+    m.vocab_size = static_cast<int>(*v);
+  else if (auto t = top.whole("vocab_size", 1))
+    m.vocab_size = static_cast<int>(*t);
+  else if (defaults.vocab_size)
+    m.vocab_size = static_cast<int>(*defaults.vocab_size);
+  else
+    config::fail(root, "vocab_size", "missing field \"vocab_size\" in " + path);
+  m.max_context = f.whole("max_position_embeddings", 1, std::int64_t{1} << 40)
+                      .value_or(static_cast<std::int64_t>(defaults.max_position_embeddings));
   m.native_format = native_format_of(f, top);
 
-  const int heads = static_cast<int>(f.require("num_attention_heads"));
-  const int kv_heads = f.integer("num_key_value_heads", heads);
-  const double head_dim = f.number("head_dim").value_or(hidden / heads);
+  const int heads = count("num_attention_heads", 1, defaults.num_attention_heads);
+  const int kv_heads = count("num_key_value_heads", 1, defaults.num_key_value_heads.value_or(heads));
+  if (kv_heads > heads || heads % kv_heads != 0)
+    f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(heads) + "), got " +
+                                      std::to_string(kv_heads));
+  std::optional<double> derived_head_dim;
+  if (hidden / heads == std::floor(hidden / heads)) derived_head_dim = hidden / heads;
+  const int head_dim_int = count("head_dim", 1, defaults.head_dim ? defaults.head_dim : derived_head_dim);
+  const double head_dim = head_dim_int;
   Attention& at = m.attention;
   at.query_heads = heads;
   at.kv_heads = kv_heads;
-  at.head_dim = static_cast<int>(head_dim);
+  at.head_dim = head_dim_int;
 
   // Attention parameters per layer.
   double attention_params = 0;
-  if (auto kv_lora = f.number("kv_lora_rank")) {  // DeepSeek multi-head latent attention
-    const double rope = f.require("qk_rope_head_dim");
-    const double nope = f.require("qk_nope_head_dim");
-    const double v_dim = f.require("v_head_dim");
+  if (auto kv_lora = f.whole("kv_lora_rank", 1)) {  // DeepSeek multi-head latent attention
+    const double rope = f.require_integer("qk_rope_head_dim", 1);
+    const double nope = f.require_integer("qk_nope_head_dim", 1);
+    const double v_dim = f.require_integer("v_head_dim", 1);
     at.layout = AttentionLayout::Mla;
-    at.latent_dim = static_cast<int>(*kv_lora + rope);
-    at.head_dim = static_cast<int>(nope + rope);
+    at.latent_dim = static_cast<int>(static_cast<double>(*kv_lora) + rope);
+    // The catalogue's per-head dimension for attention FLOPs is the value width
+    // (v_head_dim, = qk_nope_head_dim in DeepSeek V2/V3), not the 192 of q/k with RoPE.
+    at.head_dim = static_cast<int>(v_dim);
     const double q_heads_dim = heads * (nope + rope);
-    if (auto q_lora = f.number("q_lora_rank"))
-      attention_params += hidden * *q_lora + *q_lora * q_heads_dim;
+    if (auto q_lora = f.whole("q_lora_rank", 1))
+      attention_params += hidden * static_cast<double>(*q_lora) + static_cast<double>(*q_lora) * q_heads_dim;
     else
       attention_params += hidden * q_heads_dim;
-    attention_params += hidden * (*kv_lora + rope) + *kv_lora * heads * (nope + v_dim) + heads * v_dim * hidden;
+    const double kv = static_cast<double>(*kv_lora);
+    attention_params += hidden * (kv + rope) + kv * heads * (nope + v_dim) + heads * v_dim * hidden;
   } else {
     at.layout = kv_heads == heads ? AttentionLayout::Mha : AttentionLayout::Gqa;
     attention_params = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2;
   }
 
-  // Sliding windows: an explicit list of layer types, or a period ("one global every N").
-  if (auto window = f.number("sliding_window")) {
+  // Sliding windows: an explicit list of layer types, or a period ("one global every N"), or
+  // Qwen2's use_sliding_window (layers from max_window_layers on).
+  std::optional<std::int64_t> window = f.whole("sliding_window", 1, std::int64_t{1} << 40);
+  if (!window && defaults.sliding_window) window = static_cast<std::int64_t>(*defaults.sliding_window);
+  if (window) {
     int windowed = 0;
-    if (const Node* types = f.get("layer_types"); types && types->is_sequence()) {
+    const char* pattern_key = f.get("sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
+    if (const Node* types = f.get("layer_types")) {
+      if (!types->is_sequence()) f.fail("layer_types", "must be a list of layer types");
+      if (types->items().size() != static_cast<std::size_t>(m.layers))
+        f.fail("layer_types", "lists " + std::to_string(types->items().size()) + " layers, num_hidden_layers is " +
+                                  std::to_string(m.layers));
       for (const auto& t : types->items()) windowed += t.text() == "sliding_attention" ? 1 : 0;
-    } else if (auto pattern = f.number("sliding_window_pattern")) {
-      for (int i = 0; i < m.layers; ++i) windowed += ((i + 1) % static_cast<int>(*pattern) != 0) ? 1 : 0;
+    } else if (auto pattern = f.whole(pattern_key, 1); pattern || defaults.sliding_window_pattern) {
+      const int period = pattern ? static_cast<int>(*pattern) : static_cast<int>(*defaults.sliding_window_pattern);
+      for (int i = 0; i < m.layers; ++i) windowed += ((i + 1) % period != 0) ? 1 : 0;
     } else if (f.flag("use_sliding_window", false)) {
-      windowed = m.layers;
+      // transformers' Qwen2: layer i uses the window when i >= max_window_layers.
+      const int first = f.integer("max_window_layers", 0, 0);
+      windowed = first < m.layers ? m.layers - first : 0;
     }
-    if (windowed > 0) at.sliding_window = SlidingWindow{static_cast<std::int64_t>(*window), windowed};
+    if (windowed > 0) at.sliding_window = SlidingWindow{*window, windowed};
   }
 
   // MLP / MoE parameters.
-  const int experts = f.integer("num_local_experts", f.integer("num_experts", f.integer("n_routed_experts", 0)));
-  const double dense_ffn = f.number("intermediate_size").value_or(0);
+  int experts = 0;
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"})
+    if (auto v = f.whole(key, 0); v && experts == 0) experts = static_cast<int>(*v);
+  const double dense_ffn = static_cast<double>(f.whole("intermediate_size", 1).value_or(0));
   double mlp_params_total = 0;
   double mlp_params_active = 0;
   if (experts > 0) {
-    const int top_k = f.integer("num_experts_per_tok", f.integer("experts_per_token", 0));
-    if (top_k <= 0) config::fail(root, "num_experts_per_tok", "an MoE config needs num_experts_per_tok");
+    const int top_k = f.integer("num_experts_per_tok", 1, f.integer("experts_per_token", 1, 0));
+    if (top_k <= 0) config::fail(root, "num_experts_per_tok", "an MoE config needs num_experts_per_tok in " + path);
     if (top_k > experts)
       config::fail(root, "num_experts_per_tok",
                    "top-k (" + std::to_string(top_k) + ") exceeds the expert count (" + std::to_string(experts) + ")");
-    const double expert_ffn = f.number("moe_intermediate_size").value_or(dense_ffn);
+    const double expert_ffn = static_cast<double>(f.whole("moe_intermediate_size", 1).value_or(dense_ffn));
+    if (expert_ffn <= 0) config::fail(root, "moe_intermediate_size", "missing field \"moe_intermediate_size\" in " + path);
     const double expert_params = 3 * hidden * expert_ffn;
-    const int dense_layers = f.integer("first_k_dense_replace", 0);
+    const int dense_layers = f.integer("first_k_dense_replace", 0, 0);
+    if (dense_layers >= m.layers)
+      f.fail("first_k_dense_replace", "must be below num_hidden_layers (" + std::to_string(m.layers) +
+                                          ") to leave an MoE layer, got " + std::to_string(dense_layers));
+    if (dense_layers > 0 && dense_ffn <= 0)
+      config::fail(root, "intermediate_size", "missing field \"intermediate_size\" (dense layers) in " + path);
     const int moe_layers = m.layers - dense_layers;
-    int shared = f.integer("n_shared_experts", 0);
+    int shared = f.integer("n_shared_experts", 0, 0);
     double shared_params = shared * expert_params;
-    if (auto shared_ffn = f.number("shared_expert_intermediate_size"); shared_ffn && *shared_ffn > 0) {
+    if (auto shared_ffn = f.whole("shared_expert_intermediate_size", 0); shared_ffn && *shared_ffn > 0) {
       shared = 1;
-      shared_params = 3 * hidden * *shared_ffn;
+      shared_params = 3 * hidden * static_cast<double>(*shared_ffn);
     }
     const double router = hidden * experts;
     mlp_params_total = dense_layers * 3 * hidden * dense_ffn + moe_layers * (experts * expert_params + shared_params + router);
@@ -179,19 +285,24 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     mlp_params_total = mlp_params_active = m.layers * 3 * hidden * dense_ffn;
   }
 
+  // Per token every layer's active weights and the LM head are read; of the input embedding
+  // table only the token's row. So the active count leaves the input embeddings out (as
+  // OpenAI's and DeepSeek's published "active" figures do) and keeps the LM head, which is
+  // the same matrix when the embeddings are tied.
   const bool tied = f.flag("tie_word_embeddings", top.flag("tie_word_embeddings", defaults.tie_word_embeddings));
-  const double embeddings = m.vocab_size * hidden * (tied ? 1 : 2);
+  const double table = static_cast<double>(m.vocab_size) * hidden;
   const double norms = m.layers * 2 * hidden + hidden;
-  const double common = embeddings + norms + m.layers * attention_params;
-  m.params_total = common + mlp_params_total;
-  m.params_active = common + mlp_params_active;
+  const double body = norms + m.layers * attention_params;
+  m.params_total = table * (tied ? 1 : 2) + body + mlp_params_total;
+  m.params_active = table + body + mlp_params_active;
 
   std::ostringstream y;
-  y << "# Imported by `vramsim import-model` from " << path << ".\n"
-    << "# Parameter counts are computed from the tensor shapes the config implies (biases ignored).\n"
-    << "name: " << m.name << "\n"
-    << "display_name: " << m.display_name << "\n"
-    << "source: " << path << "\n"
+  y << "# Imported by `vramsim import-model` from " << quoted(path) << ".\n"
+    << "# Parameter counts are computed from the tensor shapes the config implies (biases ignored);\n"
+    << "# active = the layers' active weights + the LM head (input embedding rows are not counted).\n"
+    << "name: " << quoted(m.name) << "\n"
+    << "display_name: " << quoted(m.display_name) << "\n"
+    << "source: " << quoted(path) << "\n"
     << "family: " << (m.is_moe() ? "moe" : "dense") << "\n"
     << "params:\n  total: " << format_params(m.params_total) << "\n  active: " << format_params(m.params_active) << "\n"
     << "layers: " << m.layers << "\n"
@@ -218,9 +329,23 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
 }  // namespace
 
 Result<ImportedModel> import_hf_config(const std::string& path, const std::string& name) {
+  if (!valid_catalogue_name(name))
+    return Error{"invalid model name " + quoted(name) +
+                 ": a catalogue name is up to 100 of the characters a-z A-Z 0-9 . _ + -, not starting with a dot"};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Error{path + " is a directory; give the config.json file inside it"};
   auto root = config::load_yaml_file(path);
   if (!root) return root.error();
-  return config::decode<ImportedModel>([&] { return build(*root, path, name); });
+  auto imported = config::decode<ImportedModel>([&] { return build(*root, path, name); });
+  if (!imported) return imported.error();
+  // What gets written must load as a catalogue model: decode it as the catalogue would.
+  auto node = config::parse_yaml(imported->yaml, name + ".yaml");
+  if (!node) return Error{"internal error: the description imported from " + path + " is not valid YAML: " + node.error().message};
+  auto reloaded = config::decode<ModelSpec>([&] { return decode_model(*node, "model"); });
+  if (!reloaded)
+    return Error{"the description imported from " + path + " is not a valid catalogue model: " + reloaded.error().message};
+  return imported;
 }
 
 }  // namespace vramsim::workloads
