@@ -68,11 +68,19 @@ void check_same_architecture(const std::string& name, double params_tolerance, d
   CHECK(a.params_total == Approx(b.params_total).epsilon(params_tolerance));
 }
 
-// A scratch directory for configs written by the tests (one per test process).
+// A scratch directory for configs written by the tests (one per test process, removed at exit).
 std::filesystem::path scratch_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("vramsim_hf_import_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
+  struct Scratch {
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("vramsim_hf_import_" + std::to_string(::getpid()));
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static Scratch scratch;
+  std::filesystem::create_directories(scratch.dir);
+  return scratch.dir;
 }
 
 std::string write_config(const std::string& file, const std::string& json) {

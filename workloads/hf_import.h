@@ -3,7 +3,10 @@
 // Reads the architecture fields (layers, heads, head_dim, MLA ranks, experts, sliding-window
 // pattern) and counts parameters from the tensor shapes they imply: embeddings, attention
 // projections, dense or expert MLPs (SwiGLU: 3 matrices), routers and norms. Biases are
-// ignored (well under 0.1% of any model here).
+// ignored (well under 0.1% of any model here). `params.active` is what a token reads: the
+// layers' active weights and the LM head, not the input embedding table. Fields a hub file
+// leaves at the transformers class defaults (Gemma 3) take those defaults. Every count is
+// range-checked, and the YAML is decoded as a catalogue model before it is returned.
 #pragma once
 
 #include <string>
