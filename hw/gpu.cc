@@ -60,6 +60,11 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
   } else if (!g.unified()) {
     config::fail(node, key_path, "missing required key \"pcie\" (a discrete card sits on a PCIe link)");
   }
+  if (auto nv = r.optional_map("nvlink")) {
+    g.nvlink_generation = static_cast<int>(nv->integer("generation", 1, 7));
+    g.nvlink_bridge = nv->choice("form", {"bridge", "sxm"}) == "bridge";
+    nv->finish();
+  }
   if (r.has("calibration")) {
     const std::string file = r.string("calibration");
     g.calibration = load_calibration(file, r.any("calibration"), key_path + ".calibration");

@@ -35,6 +35,11 @@ struct GpuSpec {
   // GeForce cards cannot (their copies are staged through host memory); workstation and
   // datacenter cards can. From the catalogue's `pcie.peer_to_peer`, else by class.
   bool peer_to_peer = false;
+  // NVLink on this part, from the catalogue's `nvlink: { generation, form }`: form bridge (a
+  // two-card bridge connector, e.g. RTX 3090) or sxm (an SXM module's links into a baseboard).
+  // Absent: no NVLink (generation 0), e.g. RTX 40 and 50 series.
+  int nvlink_generation = 0;
+  bool nvlink_bridge = false;  // true: a bridge connector; false with a generation: SXM
   // What vramsim-calibrate measured on this card, when its description references a
   // calibration (`calibration: ../calibration/NAME.yaml`; hw/calibration.h).
   std::optional<CardCalibration> calibration;

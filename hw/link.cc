@@ -28,6 +28,10 @@ LinkSpec decode_link(const config::Node& node, const std::string& key_path) {
   l.latency_s = r.quantity("latency", Dimension::Time, Lower::NonNegative);
   if (auto duplex = r.optional_string("duplex"); duplex && *duplex != "full")
     r.fail_at("duplex", "only full-duplex links are modelled; expected \"full\"");
+  if (l.kind == LinkKind::Nvlink)
+    l.topology = r.choice("topology", {"bridge", "switch"}) == "bridge" ? NvlinkTopology::Bridge : NvlinkTopology::Switch;
+  else if (r.has("topology"))
+    r.fail_at("topology", "only an NVLink link has a topology (bridge or switch)");
   r.finish();
   return l;
 }

@@ -10,6 +10,11 @@ namespace vramsim::hw {
 
 enum class LinkKind { Pcie, Nvlink };
 
+// How an NVLink preset joins the cards: a bridge between exactly two cards (GeForce, and PCIe
+// workstation cards), or the SXM modules' links into a baseboard's NVSwitch (or a direct mesh),
+// which the simulator models as one port per GPU into a switch.
+enum class NvlinkTopology { None, Bridge, Switch };
+
 struct LinkSpec {
   std::string name;
   LinkKind kind = LinkKind::Pcie;
@@ -18,6 +23,7 @@ struct LinkSpec {
   double nominal_bandwidth = 0;    // per direction, from signalling rate and line code
   double typical_bandwidth = 0;    // per direction, achieved by pinned DMA copies
   double latency_s = 0;            // fixed cost of one transfer, seconds
+  NvlinkTopology topology = NvlinkTopology::None;  // NVLink only: `topology: bridge | switch`
 };
 
 // Throws ConfigError. Rejects a typical bandwidth above the nominal one.

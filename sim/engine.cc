@@ -95,7 +95,10 @@ class Simulation {
       spec.card_links.push_back(LinkParams{"pcie" + std::to_string(c), s_.cards[c].link.h2d_bandwidth, s_.cards[c].link.spec.latency_s});
     if (s_.pcie_switch)
       spec.pcie_switch = LinkParams{"switch", s_.pcie_switch->h2d_bandwidth, s_.pcie_switch->spec.latency_s};
-    if (s_.gpu_link) spec.gpu_link = LinkParams{"gpulink", s_.gpu_link->h2d_bandwidth, s_.gpu_link->spec.latency_s};
+    if (s_.gpu_link) {
+      spec.gpu_link = LinkParams{"gpulink", s_.gpu_link->h2d_bandwidth, s_.gpu_link->spec.latency_s};
+      spec.gpu_link_switch = s_.gpu_link->spec.topology == hw::NvlinkTopology::Switch;
+    }
     spec.peer_to_peer = true;
     for (const auto& c : s_.cards) spec.peer_to_peer = spec.peer_to_peer && c.gpu.spec.peer_to_peer;
     platform_ = build_platform(spec);

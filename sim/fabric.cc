@@ -25,6 +25,15 @@ void Fabric::count(const Move& m, double bytes) {
 
 double Fabric::gpu_link_busiest() const {
   double most = 0;
+  if (p_.gpu_switch_ports) {  // one port per card: the busiest port direction
+    std::vector<double> out(p_.gpus.size(), 0.0), in(p_.gpus.size(), 0.0);
+    for (const auto& [pair, bytes] : gpu_pair_bytes_) {
+      out[static_cast<std::size_t>(pair.first)] += bytes;
+      in[static_cast<std::size_t>(pair.second)] += bytes;
+    }
+    for (std::size_t c = 0; c < out.size(); ++c) most = std::max({most, out[c], in[c]});
+    return most;
+  }
   for (const auto& [pair, bytes] : gpu_pair_bytes_) most = std::max(most, bytes);
   return most;
 }

@@ -49,7 +49,8 @@ class Fabric {
   double card_link_up(int card) const { return card_up_.at(static_cast<std::size_t>(card)); }
   double switch_down() const { return switch_down_; }
   double switch_up() const { return switch_up_; }
-  // The card-to-card link: the busiest (from, to) direction of any pair.
+  // The card-to-card link: the busiest (from, to) direction of any pair, or with NVSwitch
+  // ports the busiest port direction.
   double gpu_link_busiest() const;
 
  private:

@@ -72,10 +72,21 @@ Platform build_platform(const PlatformSpec& spec) {
   // Card to card: over the card-to-card link, else peer-to-peer through the switch or the root
   // complex (both cards' links, not the uplink), else no route (staged through the host).
   p.direct_peer = spec.gpu_link.has_value() || spec.peer_to_peer;
+  p.gpu_switch_ports = spec.gpu_link.has_value() && spec.gpu_link_switch;
+  std::vector<s4u::SplitDuplexLink*> port(p.gpu_switch_ports ? n : 0);  // card -> switch is up
+  for (std::size_t c = 0; c < port.size(); ++c) {
+    LinkParams params = *spec.gpu_link;
+    params.name.append("-port").append(std::to_string(c));
+    params.latency /= 2;
+    port[c] = duplex(zone, params);
+  }
   for (std::size_t a = 0; a < n; ++a)
     for (std::size_t b = a + 1; b < n; ++b) {
       std::vector<s4u::LinkInRoute> ab, ba;
-      if (spec.gpu_link) {
+      if (p.gpu_switch_ports) {
+        ab = {s4u::LinkInRoute(port[a], Direction::UP), s4u::LinkInRoute(port[b], Direction::DOWN)};
+        ba = {s4u::LinkInRoute(port[b], Direction::UP), s4u::LinkInRoute(port[a], Direction::DOWN)};
+      } else if (spec.gpu_link) {
         LinkParams params = *spec.gpu_link;
         // Appended piecewise: GCC 12's -O3 flags `"-" + std::string&&` with a false -Wrestrict.
         params.name.append("-").append(std::to_string(a)).append("-").append(std::to_string(b));

@@ -34,7 +34,11 @@ struct PlatformSpec {
   int host_cores = 1;
   std::vector<LinkParams> card_links;   // one per card: card <-> host (or <-> switch)
   std::optional<LinkParams> pcie_switch;  // switch <-> host, shared by every card
-  std::optional<LinkParams> gpu_link;   // card <-> card, one per pair
+  // Card <-> card NVLink: a bridge (one link per pair; a bridge joins two cards), or with
+  // `gpu_link_switch` one port per card into an NVSwitch (a copy crosses the sender's port up
+  // and the receiver's port down; each port carries half of `latency`).
+  std::optional<LinkParams> gpu_link;
+  bool gpu_link_switch = false;
   bool peer_to_peer = false;            // cards copy to each other directly over PCIe
 };
 
@@ -46,6 +50,7 @@ struct Platform {
   // Whether card-to-card copies have a direct route (NVLink, or PCIe peer-to-peer); without
   // one they are staged through host memory (two copies: card -> host, host -> card).
   bool direct_peer = false;
+  bool gpu_switch_ports = false;  // the card-to-card link is one NVSwitch port per card
 };
 
 Platform build_platform(const PlatformSpec& spec);

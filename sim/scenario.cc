@@ -448,6 +448,36 @@ std::string describe_placement(const Scenario& s) {
   return flags;
 }
 
+// A card-to-card link must exist on these cards: an NVLink (there is no card-to-card PCIe
+// cable; PCIe peer-to-peer is `pcie.peer_to_peer`), a bridge joins exactly two cards, and every
+// card needs an NVLink of that form and generation (the catalogue's `nvlink`).
+void check_gpu_link(const LinkSetup& link, const std::vector<CardSetup>& cards, const Node& at) {
+  const std::string& name = link.spec.name;
+  if (link.spec.kind != hw::LinkKind::Nvlink)
+    config::fail(at, "hardware.gpu_link",
+                 name + " is a PCIe link: a card-to-card link is an NVLink (bridge or switch); cards copy to each "
+                        "other over PCIe through their own links (pcie.peer_to_peer, or staged through the host)");
+  const bool bridge = link.spec.topology == hw::NvlinkTopology::Bridge;
+  if (bridge && cards.size() != 2)
+    config::fail(at, "hardware.gpu_link",
+                 name + " is a bridge between two cards; " + std::to_string(cards.size()) +
+                     " cards cannot share one (each card has one bridge connector: use two cards, or no gpu_link)");
+  for (const auto& card : cards) {
+    const hw::GpuSpec& g = card.gpu.spec;
+    if (g.nvlink_generation == 0)
+      config::fail(at, "hardware.gpu_link", g.name + " has no NVLink (the GPU catalogue lists none), so " + name +
+                                                " cannot join its cards");
+    if (g.nvlink_bridge != bridge)
+      config::fail(at, "hardware.gpu_link",
+                   name + (bridge ? " is a bridge, but " + g.name + " has SXM NVLink (a baseboard's NVSwitch)"
+                                  : " joins SXM modules through an NVSwitch, but " + g.name + " has a bridge connector"));
+    if (g.nvlink_generation != link.spec.generation)
+      config::fail(at, "hardware.gpu_link",
+                   name + " is NVLink generation " + std::to_string(link.spec.generation) + ", but " + g.name +
+                       " has generation " + std::to_string(g.nvlink_generation));
+  }
+}
+
 }  // namespace
 
 Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, const workloads::FormatTables& formats) {
@@ -475,6 +505,7 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     if (const Node* gl = hw.optional_any("gpu_link")) {
       s.gpu_link = decode_link_setup(*gl, catalogue, "hardware.gpu_link");
       if (s.cards.size() < 2) config::fail(*gl, "hardware.gpu_link", "a card-to-card link needs at least two cards");
+      check_gpu_link(*s.gpu_link, s.cards, *gl);
     }
     const Node& host = hw.any("host");
     s.host = hw::decode_host(catalogue.resolve("hosts", "host", without_keys(host, {"expert_memory"}), "hardware.host"),

@@ -99,6 +99,33 @@ TEST_CASE("a 4-card ring all-reduce takes 2(N-1) steps of B/N each", "[sim][fabr
   CHECK(t[0] == Approx(6 * (kNvLat + b / 4 / kNv)).epsilon(1e-9));
 }
 
+TEST_CASE("NVSwitch ports: copies into one card share its port, disjoint pairs do not", "[sim][fabric]") {
+  PlatformSpec spec = cards({kX16, kX16, kX16, kX16});
+  spec.gpu_link = LinkParams{"nvlink", kNv, kNvLat};
+  spec.gpu_link_switch = true;
+  const double b = 16 * kMB;
+  auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) {
+    out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
+    // 0 -> 2 and 1 -> 2 at once: card 2's port (down) carries both, each at half its rate.
+    out.push_back(timed([&] {
+      auto other = s4u::Actor::create("other", s4u::this_actor::get_host(), [&] { f.card_to_card(1, 2, b); });
+      f.card_to_card(0, 2, b);
+      other->join();
+    }));
+    // 0 -> 1 and 2 -> 3 at once: four different port directions, full rate each.
+    out.push_back(timed([&] {
+      auto other = s4u::Actor::create("other2", s4u::this_actor::get_host(), [&] { f.card_to_card(2, 3, b); });
+      f.card_to_card(0, 1, b);
+      other->join();
+    }));
+    out.push_back(f.gpu_link_busiest());
+  });
+  CHECK(t[0] == Approx(kNvLat + b / kNv).epsilon(1e-9));  // half the latency on each port
+  CHECK(t[1] == Approx(kNvLat + 2 * b / kNv).epsilon(1e-6));
+  CHECK(t[2] == Approx(kNvLat + b / kNv).epsilon(1e-6));
+  CHECK(t[3] == Approx(3 * b));  // card 0's port up: 0->1 twice and 0->2; card 2's down: 2 copies
+}
+
 TEST_CASE("cards behind a PCIe switch share its uplink to the host", "[sim][fabric]") {
   PlatformSpec spec = cards({kX16, kX16});
   spec.pcie_switch = LinkParams{"switch", kX16, kPcieLat};

@@ -179,9 +179,12 @@ TEST_CASE("an expert split deals the experts over the cards and exchanges hidden
   CHECK(json_number(staged.substr(second), "kv_gib") == 0);
   CHECK(json_number(staged, "handoff_s") > 0);
   // A card-to-card link carries the exchanges instead of two staged PCIe copies each way.
-  const std::string bridged = run_json(kMixed, split + " --set hardware.gpu_link.preset=nvlink4");
-  CHECK(json_number(bridged, "handoff_s") < json_number(staged, "handoff_s"));
-  CHECK(decode(bridged) > decode(staged));
+  // (H100 SXM modules: RTX 5090s have no NVLink.)
+  const std::string h100 = " --set hardware.gpu.preset=h100-sxm";
+  const std::string h100_staged = run_json(kMixed, split + h100);
+  const std::string bridged = run_json(kMixed, split + h100 + " --set hardware.gpu_link.preset=nvlink4");
+  CHECK(json_number(bridged, "handoff_s") < json_number(h100_staged, "handoff_s"));
+  CHECK(decode(bridged) > decode(h100_staged));
   // Behind one PCIe switch the cards read their experts at once through its uplink.
   const std::string switched = run_json(kMixed, split + " --set hardware.switch.preset=pcie-gen3-x16");
   CHECK(json_number(switched, "experts_gb_s") == Approx(13.9 / 2));  // uplink (Gen3 x16 typical) / 2 cards
@@ -271,4 +274,31 @@ TEST_CASE("tensor split: the card-to-card link carries every all-reduce", "[mult
   const double one = bridge_gb(1), four = bridge_gb(4);
   CHECK(one > 0);
   CHECK(four == Approx(4 * one).epsilon(0.05));
+}
+
+TEST_CASE("a card-to-card link must exist on the cards", "[multi][errors][gpu_link]") {
+  const std::string nvl = kConfigs + "/scenarios/llama70b-2x3090-nvlink.yaml";
+  // A bridge joins two cards: four 3090s cannot share one (file:line:col of the gpu_link key).
+  auto r = run_vramsim("run " + nvl + " --set hardware.gpu.count=4 --set engine.split=tensor");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("llama70b-2x3090-nvlink.yaml:8:13: error: hardware.gpu_link: nvlink-bridge-3090 is a "
+                                    "bridge between two cards; 4 cards cannot share one"));
+  // RTX 4090s have no NVLink.
+  r = run_vramsim("run " + kLlama + " --set hardware.gpu_link=nvlink-bridge-3090");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("rtx-4090 has no NVLink"));
+  // There is no card-to-card PCIe link.
+  r = run_vramsim("run " + kLlama + " --set hardware.gpu_link=pcie-gen4-x16");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("pcie-gen4-x16 is a PCIe link: a card-to-card link is an NVLink"));
+  // A switch preset on bridge cards, and a generation that does not match.
+  r = run_vramsim("run " + nvl + " --set hardware.gpu_link=nvlink3");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("nvlink3 joins SXM modules through an NVSwitch, but rtx-3090 has a bridge connector"));
+  r = run_vramsim("run " + nvl + " --set hardware.gpu.preset=h100-sxm --set hardware.gpu_link=nvlink3");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("nvlink3 is NVLink generation 3, but h100-sxm has generation 4"));
+  // Four H100 SXM modules over NVLink 4 are accepted (one NVSwitch port per card).
+  CHECK(decode(run_json(nvl, "--set hardware.gpu.preset=h100-sxm --set hardware.gpu.count=4 --set engine.split=tensor "
+                             "--set hardware.gpu_link=nvlink4 --set workload.requests=1")) > 0);
 }
