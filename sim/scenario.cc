@@ -397,6 +397,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       c.fail_at("policy", "profile-lru needs `dynamic_share` (0 < share <= 1): the part of the slots managed by LRU");
     if (s.policy != CachePolicy::ProfileLru && s.dynamic_share > 0)
       c.fail_at("dynamic_share", "only the profile-lru policy has a dynamic share");
+    // An expert split deals a fixed hot set over the cards; a miss is read for the step and not
+    // admitted (no card's cache changes), so an adaptive policy would pay its copies for nothing.
+    if (s.split == Split::Expert && s.policy != CachePolicy::Profile)
+      c.fail_at("policy", "an expert split deals the profile's hot set over the cards and does not admit misses: "
+                          "policy " + policy + " is not modelled with split: expert (use profile)");
     c.finish();
   } else {
     s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe

@@ -302,3 +302,12 @@ TEST_CASE("a card-to-card link must exist on the cards", "[multi][errors][gpu_li
   CHECK(decode(run_json(nvl, "--set hardware.gpu.preset=h100-sxm --set hardware.gpu.count=4 --set engine.split=tensor "
                              "--set hardware.gpu_link=nvlink4 --set workload.requests=1")) > 0);
 }
+
+TEST_CASE("an expert split refuses an adaptive cache policy", "[multi][errors][expert]") {
+  for (const std::string policy : {"lru", "lfu"}) {
+    auto r = run_vramsim("run " + kMixed + " --set engine.split=expert --set engine.expert_cache.policy=" + policy);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains("engine.expert_cache.policy: an expert split deals the profile's hot set over the "
+                                      "cards and does not admit misses: policy " + policy + " is not modelled"));
+  }
+}
