@@ -338,24 +338,21 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     if (a.layout == workloads::AttentionLayout::Mla && e.has("kv_pool"))
       e.fail_at("split", "vLLM keeps an MLA model's latent KV whole on every tensor-parallel rank: not modelled (one card)");
   }
-  if (e.has("layer_split")) {
-    const Node& list = e.any("layer_split");
+  // engine.layer_split: GPU layers per card, summed against gpu_layers below.
+  const Node* layer_split = e.has("layer_split") ? &e.any("layer_split") : nullptr;
+  if (layer_split) {
+    const Node& list = *layer_split;
     if (!list.is_sequence() || static_cast<int>(list.items().size()) != cards)
       e.fail_at("layer_split", "expected a list of layer counts, one per card (" + std::to_string(cards) + ")");
-    int sum = 0;
     for (const Node& item : list.items()) {
       const std::string& t = item.is_scalar() ? item.text() : std::string();
       char* end = nullptr;
       const long v = std::strtol(t.c_str(), &end, 10);
-      if (t.empty() || *end != '\0' || v < 1 || v > model.layers)
+      if (t.empty() || *end != '\0' || v < 0 || v > model.layers)
         config::fail(item, "engine.layer_split",
-                     "expected a layer count from 1 to " + std::to_string(model.layers) + ", got \"" + t + "\"");
+                     "expected a layer count from 0 to " + std::to_string(model.layers) + ", got \"" + t + "\"");
       s.layer_split.push_back(static_cast<int>(v));
-      sum += static_cast<int>(v);
     }
-    if (sum != model.layers)
-      e.fail_at("layer_split", "the counts add up to " + std::to_string(sum) + " layers; " + model.name + " has " +
-                                   std::to_string(model.layers));
     if (s.split != Split::Pipeline) e.fail_at("layer_split", "only a pipeline split has layer ranges");
   }
   if (auto w = e.optional_map("weights")) {
@@ -408,6 +405,18 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     s.cache_slots = 0;
   }
   s.gpu_layers = static_cast<int>(e.optional_integer("gpu_layers", 0, model.layers).value_or(model.layers));
+  // llama.cpp's -ts deals the GPU layers (-ngl) over the cards: the counts add up to them.
+  if (layer_split) {
+    int sum = 0;
+    for (int v : s.layer_split) sum += v;
+    if (sum != s.gpu_layers)
+      e.fail_at("layer_split", "the counts add up to " + std::to_string(sum) + " layers; the cards hold " +
+                                   std::to_string(s.gpu_layers) + " (" +
+                                   (s.gpu_layers == model.layers ? model.name + "'s layers"
+                                                                 : "engine.gpu_layers, of " + model.name + "'s " +
+                                                                       std::to_string(model.layers)) +
+                                   ")");
+  }
   if (e.has("cpu_moe_layers")) {
     const Node& n = e.any("cpu_moe_layers");
     s.cpu_moe_layers = n.is_scalar() && n.text() == "all" ? model.layers

@@ -311,3 +311,29 @@ TEST_CASE("an expert split refuses an adaptive cache policy", "[multi][errors][e
                                       "cards and does not admit misses: policy " + policy + " is not modelled"));
   }
 }
+
+TEST_CASE("fewer layers than cards: the roomiest cards take them, the others none", "[multi][layer_split]") {
+  const auto split = vramsim::workloads::layers_by_capacity(1, {10.0, 20.0});
+  REQUIRE(split.size() == 2);
+  CHECK(split[0] == 0);
+  CHECK(split[1] == 1);
+  CHECK(vramsim::workloads::layers_by_capacity(0, {10.0, 20.0}) == std::vector<int>{0, 0});
+  // llama.cpp's -ngl 1 on two cards runs.
+  auto r = run_vramsim("run " + kLlama + " --set engine.gpu_layers=1 --set workload.requests=1");
+  CHECK(r.status == 0);
+}
+
+TEST_CASE("layer_split deals the GPU layers (gpu_layers), as llama.cpp's -ngl 60 -ts 1,1", "[multi][layer_split]") {
+  // 80-layer model, 60 on the cards: [30, 30] is accepted, the CPU runs the first 20.
+  const std::string json = run_json(kLlama, "--set engine.gpu_layers=60 --set engine.layer_split=[30,30] --set workload.requests=1");
+  CHECK(decode(json) > 0);
+  auto r = run_vramsim("run " + kLlama + " --set engine.gpu_layers=60 --set engine.layer_split=[40,40]");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("engine.layer_split: the counts add up to 80 layers; the cards hold 60 "
+                                    "(engine.gpu_layers, of llama-3.3-70b's 80)"));
+  r = run_vramsim("run " + kLlama + " --set engine.layer_split=[30,30]");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("the counts add up to 60 layers; the cards hold 80 (llama-3.3-70b's layers)"));
+  // A card may hold none (-ts 1,0).
+  CHECK(decode(run_json(kLlama, "--set engine.gpu_layers=20 --set engine.layer_split=[20,0] --set workload.requests=1")) > 0);
+}

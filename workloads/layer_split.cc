@@ -12,17 +12,18 @@ namespace vramsim::workloads {
 std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capacity) {
   const int cards = static_cast<int>(capacity.size());
   if (cards < 1) throw std::invalid_argument("no cards to split layers over");
-  if (layers < cards)
-    throw std::invalid_argument("a model of " + std::to_string(layers) + " layers cannot be split over " +
-                                std::to_string(cards) + " cards");
+  if (layers < 0) throw std::invalid_argument("a negative layer count");
   // A card with no room (its tenants hold more than its share) gets only its one layer.
   std::vector<double> room(capacity.size());
   std::transform(capacity.begin(), capacity.end(), room.begin(), [](double c) { return std::max(0.0, c); });
   const double total = std::accumulate(room.begin(), room.end(), 0.0);
   if (!(total > 0)) throw std::invalid_argument("the cards have no free memory to split layers over");
   // Every card one layer, the rest by largest remainder (ties to the lower index: deterministic).
-  std::vector<int> out(capacity.size(), 1);
-  const int rest = layers - cards;
+  // Fewer layers than cards (llama.cpp's -ngl 1 on two cards): no floor, the roomiest cards
+  // get them and the others none.
+  const int floor = layers < cards ? 0 : 1;
+  std::vector<int> out(capacity.size(), floor);
+  const int rest = layers - floor * cards;
   std::vector<std::pair<double, int>> remainder;
   int dealt = 0;
   for (int c = 0; c < cards; ++c) {
@@ -57,7 +58,7 @@ std::vector<CardShare> split_footprint(const Footprint& total, int layers, const
 
 std::string first_overfull_card(const std::vector<CardShare>& shares) {
   for (std::size_t c = 0; c < shares.size(); ++c)
-    if (!shares[c].fits())
+    if (!shares[c].fits() && shares[c].end_layer > shares[c].first_layer)
       return "card " + std::to_string(c) + " (layers " + std::to_string(shares[c].first_layer) + "-" +
              std::to_string(shares[c].end_layer - 1) + ") needs " + units::format_gib(shares[c].need) + " of " +
              units::format_gib(shares[c].usable) + " usable";

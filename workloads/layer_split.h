@@ -14,8 +14,9 @@
 
 namespace vramsim::workloads {
 
-// Layers per card, in proportion to `capacity` (bytes, each > 0), summing to `layers`.
-// Throws std::invalid_argument when there are fewer layers than cards.
+// Layers per card, in proportion to `capacity` (bytes), summing to `layers`: every card at
+// least one when there are as many layers as cards, else the roomiest cards one each (the
+// others none, as llama.cpp's -ngl 1 over two cards).
 std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capacity);
 
 struct CardShare {
