@@ -485,7 +485,16 @@ class Simulation {
     if (expert_split()) runner.set_exchange(exchange_times(prefilled));
     StepCosts pre = runner.prefill(&pre_cards);
     if (expert_split())
-      run_expert_step(pre, pre_cards, {}, prefilled, false);
+    {
+      // Every MoE layer of a prompt exchanges with every other card (RequestRunner::prefill
+      // charges the longest exchange per MoE layer).
+      const int moe_layers = s_.model.layers - s_.model.first_moe_layer();
+      std::vector<int> exchanges(s_.cards.size(), moe_layers);
+      exchanges.front() = 0;
+      const auto& times = exchange_s_.at(prefilled);
+      const double longest = *std::max_element(times.begin(), times.end());
+      run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false);
+    }
     else if (staged())
       run_split_step(pre_cards, prefilled, false);
     else
@@ -532,7 +541,8 @@ class Simulation {
       StepResult step = runner.step(keep);
       const double t0 = s4u::Engine::get_clock();
       if (expert_split())
-        run_expert_step(step.costs, step.stage_costs, step.exchanges, tokens, out_.decode_steps < options_.trace_steps);
+        run_expert_step(step.costs, step.stage_costs, step.exchanges, step.exchange_s, tokens,
+                        out_.decode_steps < options_.trace_steps);
       else if (staged())
         run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
       else if (contended)
@@ -647,8 +657,9 @@ class Simulation {
 
   // Expert split: the step (or prefill) holds every card for its critical path (attention on
   // the first card, then the slowest card's experts and exchange per layer).
+  // `handoff`: the step's exchange seconds on its critical path (per layer the longest).
   void run_expert_step(const StepCosts& total, const std::vector<StepCosts>& cards, const std::vector<int>& exchanges,
-                       std::int64_t tokens, bool trace) {
+                       double handoff, std::int64_t tokens, bool trace) {
     hold_all_cards(true);
     const double t0 = s4u::Engine::get_clock();
     const double credit = std::min(credit_s_, total.total());
@@ -656,13 +667,13 @@ class Simulation {
     s4u::this_actor::sleep_for(total.total() - credit);
     ++out_.simgrid_activities;
     hold_all_cards(false);
+    out_.handoff_s += handoff;  // the cards' exchanges of a layer run at once
     const double bytes = static_cast<double>(tokens) * model().activation_bytes();
     for (std::size_t c = 0; c < cards.size(); ++c) {
       use_card(static_cast<int>(c), cards[c]);
       if (c < exchanges.size() && exchanges[c] > 0) {
         fabric_->count_card_to_card(0, static_cast<int>(c), exchanges[c] * bytes);
         fabric_->count_card_to_card(static_cast<int>(c), 0, exchanges[c] * bytes);
-        out_.handoff_s += exchanges[c] * exchange_s_.at(tokens)[c];
       }
       if (trace) out_.trace.push_back({"attention + experts", "GPU " + std::to_string(c), t0, cards[c].total()});
     }

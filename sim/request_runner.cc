@@ -71,7 +71,7 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
     total = stages_.front().model->prefill(tokens, missing, resident, 0.0, attention(*stages_.front().model));
     double exchange = 0;
     for (std::size_t c = 1; c < exchange_s_.size(); ++c) exchange = std::max(exchange, exchange_s_[c]);
-    total.transfer += exchange * s_.model.layers;
+    total.transfer += exchange * (s_.model.layers - first_moe_);  // dense leading layers exchange nothing
     if (per_stage) {
       per_stage->assign(stages_.size(), StepCosts{});
       per_stage->front() = total;
@@ -181,6 +181,7 @@ void RequestRunner::step_expert_split(int tokens, std::int64_t kv_tokens, StepRe
     int host_budget = main.host_expert_slots();
     StepCosts layer_costs = attention;
     StepCosts slowest;
+    double longest_exchange = 0;
     for (int c = 0; c < n; ++c) {
       LayerExperts& e = card_experts_[static_cast<std::size_t>(c)];
       counters_.distinct_lookups += e.hits + e.misses;
@@ -198,12 +199,14 @@ void RequestRunner::step_expert_split(int tokens, std::int64_t kv_tokens, StepRe
       if (c > 0) {
         work.transfer += exchange_s_.at(static_cast<std::size_t>(c));
         ++out.exchanges[static_cast<std::size_t>(c)];
+        longest_exchange = std::max(longest_exchange, exchange_s_.at(static_cast<std::size_t>(c)));
       }
       if (work.total() > slowest.total()) slowest = work;
     }
     out.stage_costs.front() += attention;
     layer_costs += slowest;
     out.costs += layer_costs;
+    out.exchange_s += longest_exchange;
   }
 }
 

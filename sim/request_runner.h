@@ -25,6 +25,7 @@ struct StepResult {
   StepCosts costs;                    // the step on one card, or summed over a pipeline's cards
   std::vector<StepCosts> stage_costs; // per card (stage)
   std::vector<int> exchanges;         // expert split: per card, layers whose hidden states went to it and back
+  double exchange_s = 0;              // expert split: per layer the longest exchange (they run at once), summed
   int tokens_out = 0;                 // tokens this step adds to the output
   std::vector<LayerTrace> layers;     // filled only when asked
 };

@@ -337,3 +337,13 @@ TEST_CASE("layer_split deals the GPU layers (gpu_layers), as llama.cpp's -ngl 60
   // A card may hold none (-ts 1,0).
   CHECK(decode(run_json(kLlama, "--set engine.gpu_layers=20 --set engine.layer_split=[20,0] --set workload.requests=1")) > 0);
 }
+
+TEST_CASE("expert split: a layer's exchanges run at once, hand-off time is the per-layer longest", "[multi][expert]") {
+  const std::string base = " --set engine.split=expert --set workload.requests=6 --set hardware.link=pcie-gen3-x16"
+                           " --set hardware.gpu.vram_used_by_others=24000MiB";
+  const double two = json_number(run_json(kMixed, base + " --set hardware.gpu.count=2"), "handoff_s");
+  const double three = json_number(run_json(kMixed, base + " --set hardware.gpu.count=3"), "handoff_s");
+  // Two exchanging cards on identical links: about one exchange per layer, not two (the sum).
+  CHECK(three < 1.3 * two);
+  CHECK(three > 0.7 * two);
+}
