@@ -127,8 +127,11 @@ void card_lines(std::ostream& o, const sim::Scenario& s, const sim::RunResult& r
   o << "\n";
   for (std::size_t c = 0; c < r.cards.size(); ++c) {
     const auto& plan = r.cards[c];
-    o << "  card " << c << "          " << s.cards[c].gpu.spec.name << " on " << s.cards[c].link.spec.name << ": layers "
-      << plan.first_layer << "-" << plan.end_layer - 1 << (plan.shard < 1 ? " (1/" + std::to_string(r.cards.size()) + " of each)" : "")
+    const std::string layers = plan.end_layer > plan.first_layer
+                                   ? "layers " + std::to_string(plan.first_layer) + "-" + std::to_string(plan.end_layer - 1)
+                                   : std::string("no layers");
+    o << "  card " << c << "          " << s.cards[c].gpu.spec.name << " on " << s.cards[c].link.spec.name << ": " << layers
+      << (plan.shard < 1 ? " (1/" + std::to_string(r.cards.size()) + " of each)" : "")
       << ", weights " << fixed(plan.non_expert_weights / units::kGiB, 2) << " GiB + KV " << fixed(plan.kv_cache / units::kGiB, 2)
       << " GiB";
     if (s.model.moe) o << ", cache " << plan.slots << " slots (" << fixed(100 * plan.coverage(), 1) << "%)";

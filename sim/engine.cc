@@ -213,11 +213,14 @@ class Simulation {
   // Runs a whole step (or a prefill) of `seconds`. With one slot nothing competes, so one
   // activity of the step's duration is exact (the step model holds the link's time on the
   // critical path). A serial engine runs one slot's step at a time: the loop is a mutex.
-  void run_whole_step(double seconds) {
+  // Returns when the step started (after waiting for the loop).
+  double run_whole_step(double seconds) {
     if (s_.engine.parallel > 1) engine_loop_->lock();
+    const double start = s4u::Engine::get_clock();
     s4u::this_actor::sleep_for(seconds);
     ++out_.simgrid_activities;
     if (s_.engine.parallel > 1) engine_loop_->unlock();
+    return start;
   }
 
   // With several slots, a step runs layer by layer as separate activities so that the slots
@@ -427,11 +430,11 @@ class Simulation {
       out_.batch.union_experts = stepper.union_experts();
       out_.batch.request_experts = stepper.request_experts();
       out_.batch.moe_layer_steps = stepper.moe_layer_steps();
-      const double t0 = s4u::Engine::get_clock();
+      double t0 = s4u::Engine::get_clock();
       if (staged())
         run_split_step(step.stage_costs, tokens * static_cast<std::int64_t>(batch.size()), trace);
       else
-        run_whole_step(step.costs.total());
+        t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
       account_gpu(step.costs);
       if (!staged() && trace) record_trace(t0, step);
@@ -539,7 +542,7 @@ class Simulation {
       const bool keep = contended || out_.decode_steps < options_.trace_steps;
       const std::int64_t kv_tokens = attended_tokens(s_.model, rec.prompt_tokens + runner.generated());  // KV positions a layer reads
       StepResult step = runner.step(keep);
-      const double t0 = s4u::Engine::get_clock();
+      double t0 = s4u::Engine::get_clock();
       if (expert_split())
         run_expert_step(step.costs, step.stage_costs, step.exchanges, step.exchange_s, tokens,
                         out_.decode_steps < options_.trace_steps);
@@ -548,10 +551,12 @@ class Simulation {
       else if (contended)
         run_step_contended(step, tokens, kv_tokens);
       else
-        run_whole_step(step.costs.total());
+        t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
       account_gpu(step.costs);
-      if (!staged() && out_.decode_steps < options_.trace_steps) record_trace(t0, step);
+      // Overlapped slots' steps run at once: each slot's uncontended layout on tracks of its own.
+      if (!staged() && out_.decode_steps < options_.trace_steps)
+        record_trace(t0, step, contended ? " (" + s4u::this_actor::get_name() + ")" : std::string());
       ++out_.decode_steps;
     }
     complete(job, rec, runner, prefilled);
@@ -606,6 +611,7 @@ class Simulation {
     u.busy_s += c.total() - c.host_idle;
     u.compute_s += c.compute;
     u.vram_bytes += c.vram_bytes;
+    u.flops += c.flops;
     link_bytes_[static_cast<std::size_t>(card)] += c.pcie_bytes;
   }
 
@@ -755,6 +761,9 @@ class Simulation {
     out_.collective_s += collectives;
     for (std::size_t c = 0; c < cards.size(); ++c) {
       use_card(static_cast<int>(c), cards[c]);
+      // The all-reduces are kernels resident on every card, and a card that finishes its shard
+      // first waits inside them for the slowest: busy for the whole step.
+      out_.card_use[c].busy_s += collectives + (slowest - cards[c].total());
       if (trace) out_.trace.push_back({"layers + all-reduces", "GPU " + std::to_string(c), t0, s4u::Engine::get_clock() - t0});
     }
     if (shared)
@@ -779,22 +788,25 @@ class Simulation {
                                    fabric_->gpu_link_busiest()});
   }
 
-  void record_trace(double t0, const StepResult& step) {
+  // The step's layout from `t0` on the host, GPU, stall and PCIe tracks (each name + `suffix`).
+  void record_trace(double t0, const StepResult& step, const std::string& suffix = "") {
     const StepCosts fixed = model().step_fixed(0);
     double t = t0;
-    out_.trace.push_back({"host step work", "host", t, fixed.host_idle});
+    out_.trace.push_back({"host step work", "host" + suffix, t, fixed.host_idle});
     t += fixed.host_idle;
-    out_.trace.push_back({"LM head + draft", "GPU", t, fixed.total() - fixed.host_idle});
+    out_.trace.push_back({"LM head + draft", "GPU" + suffix, t, fixed.total() - fixed.host_idle});
     t += fixed.total() - fixed.host_idle;
     for (std::size_t l = 0; l < step.layers.size(); ++l) {
       const auto& layer = step.layers[l];
       const auto& c = layer.costs;
       const std::string name = "layer " + std::to_string(l);
-      out_.trace.push_back({name + " compute", "GPU", t, c.compute + c.launch_sync});
+      out_.trace.push_back({name + " compute", "GPU" + suffix, t, c.compute + c.launch_sync});
       double after = t + c.compute + c.launch_sync;
-      if (c.stall > 0) out_.trace.push_back({name + " bubble (" + std::to_string(layer.experts.misses) + " misses)", "GPU stall", after, c.stall});
-      if (c.cpu_experts > 0) out_.trace.push_back({name + " host experts", "GPU stall", after + c.stall, c.cpu_experts});
-      if (c.transfer > 0) out_.trace.push_back({name + " PCIe reads (" + std::to_string(layer.experts.pcie_reads) + ")", "PCIe", after + c.stall, c.transfer});
+      if (c.stall > 0)
+        out_.trace.push_back({name + " bubble (" + std::to_string(layer.experts.misses) + " misses)", "GPU stall" + suffix, after, c.stall});
+      if (c.cpu_experts > 0) out_.trace.push_back({name + " host experts", "GPU stall" + suffix, after + c.stall, c.cpu_experts});
+      if (c.transfer > 0)
+        out_.trace.push_back({name + " PCIe reads (" + std::to_string(layer.experts.pcie_reads) + ")", "PCIe" + suffix, after + c.stall, c.transfer});
       t += c.total();
     }
   }

@@ -96,6 +96,7 @@ struct RunResult {
     double busy_s = 0;      // time with a kernel resident
     double compute_s = 0;   // of which streaming weights and KV (useful)
     double vram_bytes = 0;  // streamed from this card's VRAM
+    double flops = 0;       // computed on this card (its shard of the GEMMs and attention)
   };
   std::vector<CardUse> card_use;        // per card
   std::vector<LinkUse> links;           // per card host link, then the switch uplink and card-to-card links

@@ -27,15 +27,13 @@ PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   if (s.cards.size() > 1 || run.host_plan) {
     // Several cards, or CPU layers beside the card: each card's power from its own time and bytes; utilisation and the
     // useful fraction are the cards' means.
-    // TODO(engine): RunResult::CardUse carries no FLOPs yet; per-card compute energy needs
-    // `u.flops += c.flops;` in the engine's use_card.
     const double n = static_cast<double>(s.cards.size());
     for (std::size_t c = 0; c < s.cards.size(); ++c) {
       const auto& u = run.card_use.at(c);
       const double util = std::min(1.0, u.busy_s / t);
       p.util += util / n;
       p.useful_fraction += std::min(1.0, u.compute_s / t) / n;
-      add_card(s.cards[c].gpu.spec, util, u.vram_bytes, 0.0);
+      add_card(s.cards[c].gpu.spec, util, u.vram_bytes, u.flops);
     }
   } else {
     // With several slots, resident times overlap; the driver still reports at most 100%.

@@ -68,6 +68,10 @@ TEST_CASE("tensor parallel beats pipeline over x16 and loses ground over x4", "[
   // Prefill all-reduces a whole prompt's hidden states per layer: the x4 link shows there.
   CHECK(json_number(t4, "p50", "ttft_s") > 1.3 * json_number(t16, "p50", "ttft_s"));
   CHECK(json_number(t16, "collective_s") > 0);
+  // The all-reduces are resident kernels on both cards: each is busy for the whole run, while
+  // the useful share (streaming weights and KV) leaves the collectives out.
+  CHECK(json_number(t16, "util", "cards") > 0.99);
+  CHECK(json_number(t16, "useful_fraction", "gpu") < 0.95);
 }
 
 TEST_CASE("a 3-way tensor split of a 64-head model is refused, naming the heads", "[multi][errors]") {

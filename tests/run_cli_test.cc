@@ -2,9 +2,12 @@
 // SimGrid engine).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <regex>
 
+#include "core/json_value.h"
 #include "tests/test_support.h"
 
 using vramsim::test::check_usage_error;
@@ -256,4 +259,37 @@ TEST_CASE("power: a compute-bound prefill pays its FLOPs; a run over the TDP say
   REQUIRE(dec.status == 0);
   CHECK_THAT(dec.out, Catch::Contains("mean power 700 W (TDP-limited; model"));
   CHECK_THAT(dec.out, Catch::Contains("(GPU boards only)"));
+}
+
+// A trace's tracks are timelines: on one track no two events overlap. Serial slots take turns
+// (a step's events start once the decode loop is its); overlapped slots each get their own
+// tracks ("GPU (slot2)"), their steps running at once.
+TEST_CASE("trace: no two events of one track overlap, serial or overlapped slots", "[run][trace]") {
+  for (const std::string scheduling : {"serial", "overlapped"}) {
+    INFO(scheduling);
+    const std::string file = "trace_" + scheduling + ".json";
+    vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=8 --set workload.clients=4 "
+                          "--set engine.parallel=4 --set engine.slot_scheduling=" + scheduling + " --trace " + file +
+                          " --trace-steps 40");
+    const auto trace = vramsim::json::parse(read(file));
+    REQUIRE(trace);
+    std::map<std::string, std::vector<std::pair<double, double>>> tracks;
+    std::map<std::string, std::string> names;  // tid -> track name
+    for (const auto& e : trace->find("traceEvents")->items()) {
+      const std::string tid = e.find("tid")->text();
+      if (e.find("ph")->text() == "M") names[tid] = e.find("args")->find("name")->text();
+      if (e.find("ph")->text() != "X") continue;
+      const double ts = e.find("ts")->number();
+      tracks[tid].emplace_back(ts, ts + e.find("dur")->number());
+    }
+    REQUIRE(tracks.size() >= 3);
+    for (auto& [tid, events] : tracks) {
+      INFO(names[tid]);
+      std::sort(events.begin(), events.end());
+      for (std::size_t i = 1; i < events.size(); ++i) CHECK(events[i].first >= events[i - 1].second - 1e-3);  // us
+    }
+    if (scheduling == "overlapped") {
+      CHECK(std::any_of(names.begin(), names.end(), [](const auto& n) { return n.second == "GPU (slot3)"; }));
+    }
+  }
 }
