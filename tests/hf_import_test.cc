@@ -193,27 +193,19 @@ TEST_CASE("import: out-of-range fields are refused with the key's name", "[impor
   check_refused_json(llama_like(R"(, "sliding_window": 128, "sliding_window_pattern": 0)"), {"sliding_window_pattern"});
   check_refused_json(llama_like(R"(, "sliding_window": 128, "sliding_window_pattern": 0.5)"), {"sliding_window_pattern"});
   check_refused_json(llama_like(R"(, "sliding_window": -5, "sliding_window_pattern": 2)"), {"sliding_window"});
-  check_refused_json(
-      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 0, "intermediate_size": 2048, "vocab_size": 1000})",
-      {"num_attention_heads", "whole number"});
-  check_refused_json(
-      R"({"hidden_size": -1024, "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000})",
-      {"hidden_size"});
-  check_refused_json(
-      R"({"hidden_size": 1e30, "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000})",
-      {"hidden_size"});
-  check_refused_json(
-      R"({"hidden_size": 1024, "num_hidden_layers": 0, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000})",
-      {"num_hidden_layers"});
-  check_refused_json(
-      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 0})",
-      {"vocab_size"});
-  check_refused_json(
-      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 0, "intermediate_size": 2048, "vocab_size": 1000})",
-      {"num_key_value_heads"});
-  check_refused_json(
-      R"({"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 3, "intermediate_size": 2048, "vocab_size": 1000})",
-      {"num_key_value_heads", "divide"});
+  // A small dense config with one field replaced: the field named in the error.
+  const auto small = [](const std::string& hidden, const std::string& layers, const std::string& heads, const std::string& kv,
+                        const std::string& vocab) {
+    return R"({"hidden_size": )" + hidden + R"(, "num_hidden_layers": )" + layers + R"(, "num_attention_heads": )" + heads +
+           (kv.empty() ? "" : R"(, "num_key_value_heads": )" + kv) + R"(, "intermediate_size": 2048, "vocab_size": )" + vocab + "}";
+  };
+  check_refused_json(small("1024", "4", "0", "", "1000"), {"num_attention_heads", "whole number"});
+  check_refused_json(small("-1024", "4", "8", "", "1000"), {"hidden_size"});
+  check_refused_json(small("1e30", "4", "8", "", "1000"), {"hidden_size"});
+  check_refused_json(small("1024", "0", "8", "", "1000"), {"num_hidden_layers"});
+  check_refused_json(small("1024", "4", "8", "", "0"), {"vocab_size"});
+  check_refused_json(small("1024", "4", "8", "0", "1000"), {"num_key_value_heads"});
+  check_refused_json(small("1024", "4", "8", "3", "1000"), {"num_key_value_heads", "divide"});
   check_refused_json(llama_like(R"(, "head_dim": 0)"), {"head_dim"});
   check_refused_json(llama_like(R"(, "num_local_experts": -8, "num_experts_per_tok": 2)"), {"num_local_experts"});
   check_refused_json(llama_like(R"(, "n_routed_experts": 8, "num_experts_per_tok": 2, "first_k_dense_replace": 6)"),

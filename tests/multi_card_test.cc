@@ -10,6 +10,7 @@
 #include "scenario_runs.h"
 #include "workloads/layer_split.h"
 
+using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
 using vramsim::test::run_json;
 using vramsim::test::run_vramsim;
@@ -75,11 +76,9 @@ TEST_CASE("tensor parallel beats pipeline over x16 and loses ground over x4", "[
 }
 
 TEST_CASE("a 3-way tensor split of a 64-head model is refused, naming the heads", "[multi][errors]") {
-  auto r = run_vramsim("run " + kLlama + " --set hardware.gpu.count=3 --set engine.split=tensor");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("engine.split: a tensor split over 3 cards needs head counts that divide by 3: "
-                                    "llama-3.3-70b has 64 query heads and 8 KV heads"));
-  CHECK(r.out.empty());
+  check_usage_error("run " + kLlama + " --set hardware.gpu.count=3 --set engine.split=tensor",
+                    "engine.split: a tensor split over 3 cards needs head counts that divide by 3: "
+                    "llama-3.3-70b has 64 query heads and 8 KV heads");
 }
 
 TEST_CASE("fit --gpus N and run agree on what fits", "[multi][fit]") {
@@ -195,9 +194,8 @@ TEST_CASE("an expert split deals the experts over the cards and exchanges hidden
 }
 
 TEST_CASE("an expert split of a dense model is refused", "[multi][errors]") {
-  auto r = run_vramsim("run " + kLlama + " --set engine.split=expert");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("llama-3.3-70b is a dense model: an expert split needs routed experts"));
+  check_usage_error("run " + kLlama + " --set engine.split=expert",
+                    "llama-3.3-70b is a dense model: an expert split needs routed experts");
 }
 
 TEST_CASE("NUMA: experts on the other socket also cross the inter-socket link", "[multi][numa]") {
@@ -288,20 +286,16 @@ TEST_CASE("a card-to-card link must exist on the cards", "[multi][errors][gpu_li
   CHECK_THAT(r.err, Catch::Contains("llama70b-2x3090-nvlink.yaml:8:13: error: hardware.gpu_link: nvlink-bridge-3090 is a "
                                     "bridge between two cards; 4 cards cannot share one"));
   // RTX 4090s have no NVLink.
-  r = run_vramsim("run " + kLlama + " --set hardware.gpu_link=nvlink-bridge-3090");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("rtx-4090 has no NVLink"));
+  check_usage_error("run " + kLlama + " --set hardware.gpu_link=nvlink-bridge-3090",
+                    "rtx-4090 has no NVLink");
   // There is no card-to-card PCIe link.
-  r = run_vramsim("run " + kLlama + " --set hardware.gpu_link=pcie-gen4-x16");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("pcie-gen4-x16 is a PCIe link: a card-to-card link is an NVLink"));
+  check_usage_error("run " + kLlama + " --set hardware.gpu_link=pcie-gen4-x16",
+                    "pcie-gen4-x16 is a PCIe link: a card-to-card link is an NVLink");
   // A switch preset on bridge cards, and a generation that does not match.
-  r = run_vramsim("run " + nvl + " --set hardware.gpu_link=nvlink3");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("nvlink3 joins SXM modules through an NVSwitch, but rtx-3090 has a bridge connector"));
-  r = run_vramsim("run " + nvl + " --set hardware.gpu.preset=h100-sxm --set hardware.gpu_link=nvlink3");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("nvlink3 is NVLink generation 3, but h100-sxm has generation 4"));
+  check_usage_error("run " + nvl + " --set hardware.gpu_link=nvlink3",
+                    "nvlink3 joins SXM modules through an NVSwitch, but rtx-3090 has a bridge connector");
+  check_usage_error("run " + nvl + " --set hardware.gpu.preset=h100-sxm --set hardware.gpu_link=nvlink3",
+                    "nvlink3 is NVLink generation 3, but h100-sxm has generation 4");
   // Four H100 SXM modules over NVLink 4 are accepted (one NVSwitch port per card).
   CHECK(decode(run_json(nvl, "--set hardware.gpu.preset=h100-sxm --set hardware.gpu.count=4 --set engine.split=tensor "
                              "--set hardware.gpu_link=nvlink4 --set workload.requests=1")) > 0);
@@ -309,10 +303,9 @@ TEST_CASE("a card-to-card link must exist on the cards", "[multi][errors][gpu_li
 
 TEST_CASE("an expert split refuses an adaptive cache policy", "[multi][errors][expert]") {
   for (const std::string policy : {"lru", "lfu"}) {
-    auto r = run_vramsim("run " + kMixed + " --set engine.split=expert --set engine.expert_cache.policy=" + policy);
-    CHECK(r.status == 2);
-    CHECK_THAT(r.err, Catch::Contains("engine.expert_cache.policy: an expert split deals the profile's hot set over the "
-                                      "cards and does not admit misses: policy " + policy + " is not modelled"));
+    check_usage_error("run " + kMixed + " --set engine.split=expert --set engine.expert_cache.policy=" + policy,
+                      "engine.expert_cache.policy: an expert split deals the profile's hot set over the "
+                      "cards and does not admit misses: policy " + policy + " is not modelled");
   }
 }
 
@@ -323,21 +316,18 @@ TEST_CASE("fewer layers than cards: the roomiest cards take them, the others non
   CHECK(split[1] == 1);
   CHECK(vramsim::workloads::layers_by_capacity(0, {10.0, 20.0}) == std::vector<int>{0, 0});
   // llama.cpp's -ngl 1 on two cards runs.
-  auto r = run_vramsim("run " + kLlama + " --set engine.gpu_layers=1 --set workload.requests=1");
-  CHECK(r.status == 0);
+  vramsim::test::run_ok("run " + kLlama + " --set engine.gpu_layers=1 --set workload.requests=1");
 }
 
 TEST_CASE("layer_split deals the GPU layers (gpu_layers), as llama.cpp's -ngl 60 -ts 1,1", "[multi][layer_split]") {
   // 80-layer model, 60 on the cards: [30, 30] is accepted, the CPU runs the first 20.
   const std::string json = run_json(kLlama, "--set engine.gpu_layers=60 --set engine.layer_split=[30,30] --set workload.requests=1");
   CHECK(decode(json) > 0);
-  auto r = run_vramsim("run " + kLlama + " --set engine.gpu_layers=60 --set engine.layer_split=[40,40]");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("engine.layer_split: the counts add up to 80 layers; the cards hold 60 "
-                                    "(engine.gpu_layers, of llama-3.3-70b's 80)"));
-  r = run_vramsim("run " + kLlama + " --set engine.layer_split=[30,30]");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("the counts add up to 60 layers; the cards hold 80 (llama-3.3-70b's layers)"));
+  check_usage_error("run " + kLlama + " --set engine.gpu_layers=60 --set engine.layer_split=[40,40]",
+                    "engine.layer_split: the counts add up to 80 layers; the cards hold 60 "
+                    "(engine.gpu_layers, of llama-3.3-70b's 80)");
+  check_usage_error("run " + kLlama + " --set engine.layer_split=[30,30]",
+                    "the counts add up to 60 layers; the cards hold 80 (llama-3.3-70b's layers)");
   // A card may hold none (-ts 1,0).
   CHECK(decode(run_json(kLlama, "--set engine.gpu_layers=20 --set engine.layer_split=[20,0] --set workload.requests=1")) > 0);
 }
