@@ -20,14 +20,6 @@ bool looks_like_path(std::string_view text) {
   return text.find('/') != std::string_view::npos || text.ends_with(".yaml") || text.ends_with(".yml");
 }
 
-// A catalogue entry's name: a file name under configs/<kind>/, so a bounded, plain alphabet.
-bool is_catalogue_name(std::string_view name) {
-  if (name.empty() || name.size() > 100 || name.front() == '.') return false;
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' && c != '-') return false;
-  return true;
-}
-
 fs::path executable_dir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -35,6 +27,13 @@ fs::path executable_dir() {
 }
 
 }  // namespace
+
+bool is_catalogue_name(std::string_view name) {
+  if (name.empty() || name.size() > 100 || name.front() == '.') return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' && c != '-') return false;
+  return true;
+}
 
 bool path_exists(const fs::path& path) noexcept {
   std::error_code ec;

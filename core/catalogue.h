@@ -20,6 +20,10 @@ namespace vramsim::config {
 // even look up (too long, a bad component) does not exist.
 bool path_exists(const std::filesystem::path& path) noexcept;
 
+// A catalogue entry's name: a file name under configs/<kind>/, so a bounded, plain alphabet:
+// up to 100 of a-z A-Z 0-9 . _ + -, not starting with a dot.
+bool is_catalogue_name(std::string_view name);
+
 // The file a scalar config value names: a relative path is taken next to the YAML file that
 // holds the value when such a file exists there, else from the working directory.
 std::filesystem::path file_beside(const Node& value);

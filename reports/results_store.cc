@@ -36,13 +36,6 @@ class DirLock {
   int fd_ = -1;
 };
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Writes `text` as one write() to `p` opened O_APPEND (one record, never interleaved).
 // `sync`: on disk before returning (the results themselves; CSV and timings can be rebuilt or lost).
 void append_line(const fs::path& p, const std::string& text, bool sync = false) {
@@ -69,16 +62,6 @@ void cut_torn_tail(const fs::path& p) {
   ::close(fd);
 }
 
-void write_atomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) sys_fail("cannot write", tmp);
-  }
-  fs::rename(tmp, p);
-}
-
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
@@ -92,6 +75,23 @@ std::string csv_value(const json::Value* v) {
 }
 
 }  // namespace
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_atomically(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) sys_fail("cannot write", tmp);
+  }
+  fs::rename(tmp, p);
+}
 
 std::string point_key(const Point& p) { return json::to_line(p.overrides()); }
 

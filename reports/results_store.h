@@ -18,6 +18,12 @@
 
 namespace vramsim::reports {
 
+// A file's whole text ("" when it cannot be read).
+std::string read_text(const std::filesystem::path& p);
+// Replaces `p` with `text` atomically: written aside (this process's own name), then renamed.
+// Throws std::runtime_error (or std::filesystem::filesystem_error) on failure.
+void write_atomically(const std::filesystem::path& p, const std::string& text);
+
 // One line of results.jsonl: {"point": {...overrides}, "index": N, "status": "ok"|"failed",
 // then the run's summary (ok) or "exit_code" and "error" (failed)}.
 struct PointRecord {

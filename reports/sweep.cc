@@ -238,13 +238,8 @@ std::filesystem::path heartbeat_path(const std::filesystem::path& dir, int rank)
 
 std::map<int, std::string> read_heartbeats(const std::filesystem::path& dir, int ranks) {
   std::map<int, std::string> beats;
-  for (int r = 0; r < ranks; ++r) {
-    std::ifstream in(heartbeat_path(dir, r), std::ios::binary);
-    if (!in) continue;
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!text.str().empty()) beats[r] = text.str();
-  }
+  for (int r = 0; r < ranks; ++r)
+    if (std::string text = read_text(heartbeat_path(dir, r)); !text.empty()) beats[r] = std::move(text);
   return beats;
 }
 
@@ -309,18 +304,7 @@ void Heartbeat::write(const char* state) {
       .field("beat", static_cast<std::int64_t>(beat_))
       .field("state", state)
       .end_object();
-  const std::filesystem::path path = heartbeat_path(dir_, rank_.rank);
-  std::filesystem::path aside = path;
-  aside += ".tmp";  // one writer per rank: the name is this process's own
-  {
-    std::ofstream out(aside, std::ios::binary | std::ios::trunc);
-    out << j.str() << "\n";
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + aside.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(aside, path, ec);
-  if (ec) throw std::runtime_error("cannot rename " + aside.string() + " to " + path.string() + ": " + ec.message());
+  write_atomically(heartbeat_path(dir_, rank_.rank), j.str() + "\n");
 }
 
 SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptions& options) {
@@ -338,6 +322,7 @@ SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptio
     watch[r].since_s = first_s;
   }
   std::optional<std::size_t> recorded_first;
+  const std::vector<Point> all_points = study.points();  // the grid, built once for every look
   while (true) {
     const double now = now_s();
     // The heartbeats before the records: a rank writes "done" only after its last record, so a
@@ -358,7 +343,7 @@ SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptio
     if (recorded == t.points) return t;
 
     std::map<int, std::vector<Point>> missing;  // by the rank that owns them
-    for (auto& p : study.points())
+    for (const auto& p : all_points)
       if (!records.count(point_key(p))) missing[static_cast<int>(p.index % static_cast<std::size_t>(ranks))].push_back(p);
     std::vector<std::string> lost;
     std::vector<std::string> newly_lost;  // told through on_lost while other ranks still work
@@ -370,11 +355,11 @@ SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptio
         RankWatch& w = watch[r];
         look(w, beats, options.at_start, r, now);
         why = lost_reason(w, ranks, now, options.stale_after_s);
-        name = who(r, w);
         if (why.empty()) {
           alive = true;
           continue;
         }
+        name = who(r, w);
         if (!w.reported)
           newly_lost.push_back(name + " is lost: " + why + "; its missing " + describe(study, points) +
                                "; waiting for the other ranks");

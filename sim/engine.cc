@@ -366,6 +366,7 @@ class Simulation {
       // does not fit stops them. Their prompts are then prefilled together in one pass.
       admitted.clear();
       std::int64_t batched_tokens = 0;
+      const std::int64_t running_growth = pool ? growth(running) : 0;  // `running` is fixed while admitting
       while (!waiting.empty() && static_cast<int>(running.size() + admitted.size()) < s_.engine.parallel) {
         Running& next = *waiting.front();
         // Its prefill's tokens (a fresh request's prompt before any prefix reuse is known).
@@ -373,7 +374,7 @@ class Simulation {
         if (!admitted.empty() && batched_tokens + new_tokens > prefill_budget) break;
         if (pool) {
           const std::int64_t need = blocks_for(next.runner ? next.runner->context() : next.job->shape.prompt_tokens);
-          if (free_blocks - growth(running) - need < watermark && !(running.empty() && admitted.empty())) break;
+          if (free_blocks - running_growth - need < watermark && !(running.empty() && admitted.empty())) break;
           free_blocks -= need;
           next.blocks = need;
         }
@@ -392,7 +393,13 @@ class Simulation {
         admitted.push_back(std::move(r));
       }
       if (!admitted.empty()) {
-        run_batch_prefill(admitted);
+        std::vector<RequestRunner::PrefillSequence> sequences;
+        std::vector<const Job*> jobs;
+        for (const auto& r : admitted) {
+          sequences.push_back({r->runner->prefill_tokens(), r->runner->cached_before_prefill()});
+          jobs.push_back(r->job.get());
+        }
+        run_prefill_pass(*admitted.front()->runner, sequences, jobs);
         for (auto& r : admitted) {
           if (r->first) {
             r->rec.first_token_s = s4u::Engine::get_clock();
@@ -484,46 +491,46 @@ class Simulation {
   // what it had generated) on the cards.
   void run_prefill(const Job& job, RequestRunner& runner) {
     const std::int64_t prefilled = runner.prefill_tokens();
-    std::vector<StepCosts> pre_cards;
-    if (expert_split()) runner.set_exchange(exchange_times(prefilled));
-    StepCosts pre = runner.prefill(&pre_cards);
-    if (expert_split())
-    {
-      // Every MoE layer of a prompt exchanges with every other card (RequestRunner::prefill
-      // charges the longest exchange per MoE layer).
-      const int moe_layers = s_.model.layers - s_.model.first_moe_layer();
-      std::vector<int> exchanges(s_.cards.size(), moe_layers);
-      exchanges.front() = 0;
-      const auto& times = exchange_s_.at(prefilled);
-      const double longest = *std::max_element(times.begin(), times.end());
-      run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false);
+    if (!expert_split()) {
+      run_prefill_pass(runner, {{prefilled, runner.cached_before_prefill()}}, {&job});
+      return;
     }
-    else if (staged())
-      run_split_step(pre_cards, prefilled, false);
-    else
-      run_whole_step(pre.total());
-    out_.prefill += pre;
-    if (job.shape.prefix_id >= 0 && job.shape.prefix_tokens > 0) prefixes_.insert(job.shape.prefix_id);
-    account_gpu(pre);
+    runner.set_exchange(exchange_times(prefilled));
+    std::vector<StepCosts> pre_cards;
+    const StepCosts pre = runner.prefill(&pre_cards);
+    // Every MoE layer of a prompt exchanges with every other card (RequestRunner::prefill
+    // charges the longest exchange per MoE layer).
+    const int moe_layers = s_.model.layers - s_.model.first_moe_layer();
+    std::vector<int> exchanges(s_.cards.size(), moe_layers);
+    exchanges.front() = 0;
+    const auto& times = exchange_s_.at(prefilled);
+    const double longest = *std::max_element(times.begin(), times.end());
+    run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false);
+    book_prefill(pre, {&job});
   }
 
-  // One prefill pass over the prompts admitted together (continuous batching): their tokens'
-  // GEMMs and the weights once, each prompt's attention over itself (RequestRunner::prefill_of).
-  void run_batch_prefill(const std::vector<std::unique_ptr<Running>>& admitted) {
-    std::vector<RequestRunner::PrefillSequence> sequences;
-    for (const auto& r : admitted) sequences.push_back({r->runner->prefill_tokens(), r->runner->cached_before_prefill()});
+  // One prefill pass over `sequences` (RequestRunner::prefill_of with `lead`'s routing model:
+  // the tokens' GEMMs and the weights once, each prompt's attention over itself) on the card,
+  // or the cards in turn, for `jobs`: continuous batching passes every prompt admitted together.
+  void run_prefill_pass(const RequestRunner& lead, const std::vector<RequestRunner::PrefillSequence>& sequences,
+                        const std::vector<const Job*>& jobs) {
     std::vector<StepCosts> pre_cards;
-    StepCosts pre = admitted.front()->runner->prefill_of(sequences, &pre_cards);
+    const StepCosts pre = lead.prefill_of(sequences, &pre_cards);
     std::int64_t tokens = 0;
     for (const auto& q : sequences) tokens += q.tokens;
     if (staged())
       run_split_step(pre_cards, tokens, false);
     else
       run_whole_step(pre.total());
+    book_prefill(pre, jobs);
+  }
+
+  // A prefill pass run: its costs, the cards' use, and the shared prefixes now cached.
+  void book_prefill(const StepCosts& pre, const std::vector<const Job*>& jobs) {
     out_.prefill += pre;
-    for (const auto& r : admitted)
-      if (r->job->shape.prefix_id >= 0 && r->job->shape.prefix_tokens > 0) prefixes_.insert(r->job->shape.prefix_id);
     account_gpu(pre);
+    for (const Job* job : jobs)
+      if (job->shape.prefix_id >= 0 && job->shape.prefix_tokens > 0) prefixes_.insert(job->shape.prefix_id);
   }
 
   void serve(const Job& job) {

@@ -40,6 +40,26 @@ RequestRunner::RequestRunner(const Scenario& s, std::vector<Stage> stages, const
   if (s.engine.speculative) accept_probability_ = conditional_acceptance(s.engine.draft_tokens, s.engine.acceptance);
 }
 
+namespace {
+// A tensor split's cards route the same tokens: the experts are looked up once, on the first
+// card, and every other card computes its shard of that same lookup.
+class SharedRouting {
+ public:
+  explicit SharedRouting(int layers) : layers_(static_cast<std::size_t>(layers)) {}
+  // The routing card (`routes`) keeps its lookup of `layer`; the others take it.
+  void share(bool routes, int layer, LayerExperts& e) {
+    LayerExperts& kept = layers_[static_cast<std::size_t>(layer)];
+    if (routes)
+      kept = e;
+    else
+      e = kept;
+  }
+
+ private:
+  std::vector<LayerExperts> layers_;
+};
+}  // namespace
+
 StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
   return prefill_of({{prefill_tokens(), cached_before_prefill()}}, per_stage);
 }
@@ -220,22 +240,15 @@ StepResult RequestRunner::step(bool keep_layers) {
     step_expert_split(tokens, kv_tokens, out);
   } else {
   out.stage_costs.reserve(stages_.size());
-  // A tensor split's cards route the same tokens: the experts are looked up once, on the first
-  // card, and every card computes its shard of them (dense layers route nothing).
-  std::vector<LayerExperts> routed(router_ ? static_cast<std::size_t>(s_.model.layers) : 0);
+  SharedRouting routed(side_by_side_ && router_ ? s_.model.layers : 0);
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     const Stage& stage = stages_[i];
     StepCosts costs = stage.model->step_fixed(tokens);
     const bool routes = router_ && (!side_by_side_ || i == 0);
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
-      if (routes && layer >= first_moe_) route_layer(stage, layer, tokens, e);
-      if (router_ && layer >= first_moe_) {
-        if (routes)
-          routed[static_cast<std::size_t>(layer)] = e;
-        else
-          e = routed[static_cast<std::size_t>(layer)];
-      }
+      if (routes && layer >= first_moe_) route_layer(stage, layer, tokens, e);  // dense layers route nothing
+      if (side_by_side_ && router_ && layer >= first_moe_) routed.share(routes, layer, e);
       StepCosts layer_costs = stage.model->layer(e, tokens, kv_tokens);
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
@@ -340,21 +353,15 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
   for (const RequestRunner* r : batch) kv_tokens += attended_tokens(s.model, r->context());
   StepResult out;
   out.stage_costs.reserve(lead.stages_.size());
-  // As in RequestRunner::step: a tensor split looks the union up once and every card computes it.
-  std::vector<LayerExperts> routed(lead.router_ ? static_cast<std::size_t>(s.model.layers) : 0);
+  SharedRouting routed(lead.side_by_side_ && lead.router_ ? s.model.layers : 0);
   for (std::size_t i = 0; i < lead.stages_.size(); ++i) {
     const Stage& stage = lead.stages_[i];
     StepCosts costs = stage.model->step_fixed(positions);
     const bool routes = lead.router_ && (!lead.side_by_side_ || i == 0);
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
-      if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, tokens, e);
-      if (lead.router_ && layer >= lead.first_moe_) {
-        if (routes)
-          routed[static_cast<std::size_t>(layer)] = e;
-        else
-          e = routed[static_cast<std::size_t>(layer)];
-      }
+      if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, tokens, e);  // dense layers route nothing
+      if (lead.side_by_side_ && lead.router_ && layer >= lead.first_moe_) routed.share(routes, layer, e);
       StepCosts layer_costs = stage.model->layer(e, positions, kv_tokens);
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});

@@ -1,5 +1,7 @@
 #include "workloads/hf_import.h"
 
+#include "core/catalogue.h"
+
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -120,15 +122,6 @@ std::string quoted(const std::string& text) {
     }
   }
   return out + "\"";
-}
-
-// The catalogue's name rule (core/catalogue.cc): up to 100 of a-z A-Z 0-9 . _ + -, not
-// starting with a dot.
-bool valid_catalogue_name(const std::string& name) {
-  if (name.empty() || name.size() > 100 || name.front() == '.') return false;
-  for (unsigned char c : name)
-    if (!std::isalnum(c) && c != '.' && c != '_' && c != '+' && c != '-') return false;
-  return true;
 }
 
 // transformers' class defaults for fields that configs of these types may omit (the hub
@@ -329,7 +322,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
 }  // namespace
 
 Result<ImportedModel> import_hf_config(const std::string& path, const std::string& name) {
-  if (!valid_catalogue_name(name))
+  if (!config::is_catalogue_name(name))
     return Error{"invalid model name " + quoted(name) +
                  ": a catalogue name is up to 100 of the characters a-z A-Z 0-9 . _ + -, not starting with a dot"};
   std::error_code ec;
