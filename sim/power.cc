@@ -11,6 +11,11 @@ double energy_per_flop(const hw::GpuSpec& gpu, const Scenario& s) {
   return peak > 0 ? std::max(0.0, gpu.tdp_watts - gpu.idle_watts) / peak : 0.0;
 }
 
+double energy_per_byte(const hw::GpuSpec& gpu, const Scenario& s) {
+  if (s.engine.physics.energy_per_byte) return *s.engine.physics.energy_per_byte;
+  return gpu.memory_bandwidth > 0 ? std::max(0.0, gpu.tdp_watts - gpu.idle_watts) / gpu.memory_bandwidth : 0.0;
+}
+
 PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   PowerSummary p;
   p.cards = static_cast<int>(std::max<std::size_t>(1, s.cards.size()));
@@ -18,7 +23,7 @@ PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   if (t <= 0) return p;
   const auto& ph = s.engine.physics;
   auto add_card = [&](const hw::GpuSpec& spec, double util, double bytes, double flops) {
-    const double w = spec.idle_watts + ph.wait_power * util + ph.energy_per_byte * bytes / t +
+    const double w = spec.idle_watts + ph.wait_power * util + energy_per_byte(spec, s) * bytes / t +
                      energy_per_flop(spec, s) * flops / t;
     p.uncapped_power_w += w;
     p.power_capped = p.power_capped || w > spec.tdp_watts;

@@ -249,7 +249,8 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
     p.cpu_bandwidth_efficiency = *eff;
   }
   p.wait_power = e.quantity("wait_power", Dimension::Power, Lower::NonNegative);
-  p.energy_per_byte = e.number("energy_per_byte_pj", Lower::NonNegative) * 1e-12;
+  // Absent: each card's own (TDP - idle) / peak bandwidth (power.h's energy_per_byte).
+  if (auto pj = e.optional_number("energy_per_byte_pj", Lower::NonNegative)) p.energy_per_byte = *pj * 1e-12;
   return p;
 }
 

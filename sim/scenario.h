@@ -87,7 +87,7 @@ struct EnginePhysics {
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   double wait_power = 0;                // W above idle while a kernel is resident (clocks up, polling)
-  double energy_per_byte = 0;           // J per byte streamed from VRAM through the SMs
+  std::optional<double> energy_per_byte;  // J per byte streamed from VRAM through the SMs; unset: each card's own
   // Multi-card (engine.split). Host-visible cost of the synchronisation around one hand-off
   // of activations to the next card, and around one all-reduce, seconds (launch + event wait;
   // the bytes' own time is simulated on the links).

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "core/json_value.h"
+#include "sim/power.h"
 #include "tests/test_support.h"
 
 using vramsim::test::check_usage_error;
@@ -254,11 +255,31 @@ TEST_CASE("power: a compute-bound prefill pays its FLOPs; a run over the TDP say
   CHECK(json_number(pre.out, "avg_power_w") > 400.0);
   CHECK(json_number(pre.out, "avg_power_w") <= 700.0);
   CHECK_THAT(pre.out, Catch::Contains("\"power_capped\": false"));
-  // Batch-1 decode: 304 pJ/B (the RTX 5090's figure) on HBM3 exceeds the 700 W TDP: capped and reported.
-  auto dec = run_vramsim("run " + h100 + " --set workload.clients=1 --set workload.requests=2");
-  REQUIRE(dec.status == 0);
-  CHECK_THAT(dec.out, Catch::Contains("mean power 700 W (TDP-limited; model"));
-  CHECK_THAT(dec.out, Catch::Contains("(GPU boards only)"));
+  // Batch-1 decode streams at ~95% of the time: with the H100's own energy per byte, (700 - 70) W
+  // / 3350 GB/s = 188 pJ/B, it stays under the TDP; the RTX 5090's 304 pJ/B (GDDR7) set by hand
+  // would exceed it: capped and reported.
+  const std::string decode = "run " + h100 + " --set workload.clients=1 --set workload.requests=2";
+  auto own = run_vramsim(decode + " --json");
+  REQUIRE(own.status == 0);
+  const double watts = json_number(own.out, "avg_power_w");
+  CHECK(watts > 70.0 + 110.0);  // above idle + wait_power: it streams
+  CHECK(watts < 700.0);
+  CHECK_THAT(own.out, Catch::Contains("\"power_capped\": false"));
+  auto gddr7 = run_vramsim(decode + " --set engine.energy_per_byte_pj=304");
+  REQUIRE(gddr7.status == 0);
+  CHECK_THAT(gddr7.out, Catch::Contains("mean power 700 W (TDP-limited; model"));
+  CHECK_THAT(gddr7.out, Catch::Contains("(GPU boards only)"));
+}
+
+TEST_CASE("power: energy per byte is each card's (TDP - idle) / peak bandwidth unless the engine sets it", "[power]") {
+  vramsim::hw::GpuSpec h100;
+  h100.tdp_watts = 700;
+  h100.idle_watts = 70;
+  h100.memory_bandwidth = 3350e9;
+  vramsim::sim::Scenario s;
+  CHECK(vramsim::sim::energy_per_byte(h100, s) == Approx(630.0 / 3350e9));  // 188 pJ/B
+  s.engine.physics.energy_per_byte = 304e-12;
+  CHECK(vramsim::sim::energy_per_byte(h100, s) == Approx(304e-12));
 }
 
 // A trace's tracks are timelines: on one track no two events overlap. Serial slots take turns
