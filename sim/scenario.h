@@ -84,6 +84,7 @@ struct EnginePhysics {
   double zero_copy_efficiency = 0;      // GPU reads of mapped host memory vs copy bandwidth
   double cpu_bandwidth_efficiency = 0;  // host CPU streaming a CPU layer's weights: share of host memory bandwidth
   int prefill_ubatch = 0;               // prompt tokens per micro-batch; 0: the whole prompt at once
+  double gemm_half_rows = 0;            // prefill GEMM rows at which it reaches half its rate (0: no such loss)
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   double wait_power = 0;                // W above idle while a kernel is resident (clocks up, polling)

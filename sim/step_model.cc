@@ -218,6 +218,27 @@ std::pair<std::int64_t, std::int64_t> StepModel::ubatch_split(std::int64_t token
   return {tokens / ub, tokens % ub};
 }
 
+double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {
+  const auto& m = s_.model;
+  const double half = s_.engine.physics.gemm_half_rows;
+  if (half <= 0) return 2.0 * m.params_active * static_cast<double>(tokens) * share / rate;
+  const double expert_params = m.moe ? m.moe->layers * m.moe->experts_per_token * m.moe->expert_params : 0.0;
+  const double dense_params = m.params_active - expert_params;
+  auto seconds = [&](double u) {  // one micro-batch of u tokens
+    if (u <= 0) return 0.0;
+    double s = dense_params * (u + half) / u;  // params / fill, fill = u / (u + half)
+    if (m.moe) {
+      const double rows = std::max(1.0, u * m.moe->experts_per_token / m.moe->experts);
+      s += expert_params * (rows + half) / rows;
+    }
+    return 2.0 * u * share * s / rate;
+  };
+  const int ub = s_.engine.physics.prefill_ubatch;
+  if (ub <= 0 || tokens <= ub) return seconds(static_cast<double>(tokens));
+  const auto [full, rest] = ubatch_split(tokens);
+  return static_cast<double>(full) * seconds(ub) + seconds(static_cast<double>(rest));
+}
+
 StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
                              double missing_per_ubatch, double attention_flops) const {
   const auto& m = s_.model;
@@ -233,7 +254,7 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
     if (tokens >= 32) {
       const auto& gpu = s_.cards.front();
       c.transfer = ubatches(tokens) * weights / gpu.link.h2d_bandwidth;
-      c.compute = flops / (gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency) +
+      c.compute = prefill_gemm_seconds(tokens, share, gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency) +
                   attention_flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency);
       c.pcie_bytes = ubatches(tokens) * weights;
       c.flops = flops + attention_flops;  // on the first card
@@ -247,7 +268,7 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   const double attention_rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
   // Weights read once for the whole prompt: non-expert + touched experts.
   const double weights = layer_bytes_ * layers_ + head_bytes_ + resident_experts_touched * expert_bytes_;
-  c.compute = std::max(flops / rate + attention_flops / attention_rate, weights / bw_);
+  c.compute = std::max(prefill_gemm_seconds(tokens, share, rate) + attention_flops / attention_rate, weights / bw_);
   c.vram_bytes = weights;
   c.flops = flops + attention_flops;
   const double overhead = head_bytes_ > 0 ? ph.step_overhead : 0.0;  // sampling, on the card with the head

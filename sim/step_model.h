@@ -125,6 +125,12 @@ class StepModel {
   // sequences prefilled together), run at the card's dense fp16 rate x gpu_compute_efficiency.
   StepCosts prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
                     double missing_per_ubatch, double attention_flops) const;
+  // Seconds of the GEMMs of a `tokens`-token prompt, `share` of the model's, at `rate` FLOP/s
+  // (peak x gpu_compute_efficiency). With engine.gemm_half_rows = h > 0, a GEMM of r rows (the
+  // tokens it multiplies) reaches r / (r + h) of the rate, micro-batch by micro-batch: r is the
+  // micro-batch's tokens for the dense weights and its tokens x top-k / experts (those routed
+  // to one expert) for the routed experts', so an MoE prefill fills its tiles less.
+  double prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const;
   // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x
   // query_heads x head_dim per (query, key) pair a layer attends, causal, for `tokens` new
   // positions after `cached` ones already in the KV cache (a reused prefix, tokens computed
