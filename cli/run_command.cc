@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -56,13 +57,16 @@ std::string fixed(double v, int decimals) {
 }
 
 // One per-request figure of the completed requests, in completion order (`inverse`: 1 / the
-// figure, e.g. time per output token from decode tok/s). Built one at a time, so that the
-// summary holds a single such vector besides the 24-byte samples (memory flat in long runs).
+// figure, e.g. time per output token from decode tok/s); requests without it (NaN: decode
+// tok/s of a request whose only token came from its prefill) are left out. Built one at a
+// time, so that the summary holds a single such vector besides the 24-byte samples (memory
+// flat in long runs).
 std::vector<double> figure(const sim::RunResult& r, float sim::RequestSample::*field, bool inverse = false) {
   std::vector<double> v;
   v.reserve(r.samples.size());
   for (const auto& x : r.samples) {
     const double value = x.*field;
+    if (std::isnan(value)) continue;
     v.push_back(!inverse ? value : value > 0 ? 1.0 / value : 0.0);
   }
   return v;
@@ -296,12 +300,16 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << "%, max " << fixed(100 * pct(overflow, 1), 2) << "%)\n";
   }
   const auto decode = figure(r, &S::decode_tok_s), ttft = figure(r, &S::ttft_s), tpot = figure(r, &S::decode_tok_s, true);
-  o << "  decode tok/s    p50 " << fixed(pct(decode, 0.5), 1) << "  mean " << fixed(sim::mean(decode), 1) << "  p5 "
-    << fixed(pct(decode, 0.05), 1) << "  p95 " << fixed(pct(decode, 0.95), 1) << "  (range "
-    << fixed(pct(decode, 0), 0) << "-" << fixed(pct(decode, 1), 0) << ")\n"
-    << "  TTFT            p50 " << fixed(1e3 * pct(ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(ttft, 0.95), 0) << " ms\n"
-    << "  TPOT            p50 " << fixed(1e3 * pct(tpot, 0.5), 2) << " ms  p95 " << fixed(1e3 * pct(tpot, 0.95), 2) << " ms\n"
-    << "  queue           mean " << fixed(r.queue.mean, 2) << " waiting, max " << r.queue.max << "\n";
+  if (decode.empty())
+    o << "  decode tok/s    none: every request's one token came from its prefill\n";
+  else
+    o << "  decode tok/s    p50 " << fixed(pct(decode, 0.5), 1) << "  mean " << fixed(sim::mean(decode), 1) << "  p5 "
+      << fixed(pct(decode, 0.05), 1) << "  p95 " << fixed(pct(decode, 0.95), 1) << "  (range "
+      << fixed(pct(decode, 0), 0) << "-" << fixed(pct(decode, 1), 0) << ")\n";
+  o << "  TTFT            p50 " << fixed(1e3 * pct(ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(ttft, 0.95), 0) << " ms\n";
+  if (!tpot.empty())
+    o << "  TPOT            p50 " << fixed(1e3 * pct(tpot, 0.5), 2) << " ms  p95 " << fixed(1e3 * pct(tpot, 0.95), 2) << " ms\n";
+  o << "  queue           mean " << fixed(r.queue.mean, 2) << " waiting, max " << r.queue.max << "\n";
   if (s.engine.scheduling == sim::SlotScheduling::Batched) {
     const auto& b = r.batch;
     o << "  batching        mean " << fixed(b.steps ? static_cast<double>(b.requests) / static_cast<double>(b.steps) : 0.0, 2)
@@ -316,11 +324,14 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
       << r.prefilled_tokens << " read\n";
   const auto& c = r.decode;
   const double t = c.total();
-  o << "  decode step     " << fixed(t / static_cast<double>(r.decode_steps) * 1e3, 2) << " ms: compute "
-    << fixed(100 * c.compute / t, 0) << "%, transfer " << fixed(100 * c.transfer / t, 0) << "%, stall "
-    << fixed(100 * c.stall / t, 0) << "%, host experts " << fixed(100 * c.cpu_experts / t, 0) << "%, launch/sync "
-    << fixed(100 * c.launch_sync / t, 0) << "%\n"
-    << "  GPU             " << (p.cards > 1 ? "(" + std::to_string(p.cards) + " cards: mean util, summed power) " : std::string())
+  if (r.decode_steps == 0)
+    o << "  decode step     none\n";
+  else
+    o << "  decode step     " << fixed(t / static_cast<double>(r.decode_steps) * 1e3, 2) << " ms: compute "
+      << fixed(100 * c.compute / t, 0) << "%, transfer " << fixed(100 * c.transfer / t, 0) << "%, stall "
+      << fixed(100 * c.stall / t, 0) << "%, host experts " << fixed(100 * c.cpu_experts / t, 0) << "%, launch/sync "
+      << fixed(100 * c.launch_sync / t, 0) << "%\n";
+  o << "  GPU             " << (p.cards > 1 ? "(" + std::to_string(p.cards) + " cards: mean util, summed power) " : std::string())
     << "util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1) << "%), mean power "
     << fixed(p.avg_power_w, 0) << " W"
     << (p.power_capped ? " (TDP-limited; model " + fixed(p.uncapped_power_w, 0) + " W)" : std::string()) << ", "

@@ -48,7 +48,7 @@ reports::RunOutput run_one(const reports::ValidationRun& run, const config::Cata
     if (!rec) continue;
     const auto* o = rec->find("pcie_overflow");
     const auto* d = rec->find("decode_tok_s");
-    if (o && d) out.requests.emplace_back(std::stod(o->text()), std::stod(d->text()));
+    if (o && d && d->is_scalar()) out.requests.emplace_back(std::stod(o->text()), std::stod(d->text()));  // null: no decode step
   }
   return out;
 }

@@ -352,6 +352,14 @@ class Simulation {
     std::int64_t free_blocks = out_.plan.kv_blocks;
     const std::int64_t watermark = pool ? watermark_blocks() : 0;
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
+    // A request with all its tokens: its record, its blocks back, its client answered.
+    auto finish = [&](Running& r) {
+      free_blocks += r.blocks;
+      complete(*r.job, r.rec, *r.runner, r.prefilled);
+      Job* job = r.job.release();
+      job->reply->put_init(job, 0)->detach();
+      ++out_.simgrid_activities;
+    };
     auto take = [&] {
       auto r = std::make_unique<Running>();
       r->job.reset(queue_->get<Job>());
@@ -401,12 +409,16 @@ class Simulation {
         }
         run_prefill_pass(*admitted.front()->runner, sequences, jobs);
         for (auto& r : admitted) {
+          r->runner->take_prefill_token();
           if (r->first) {
             r->rec.first_token_s = s4u::Engine::get_clock();
             r->rec.prefill_s = r->rec.first_token_s - r->rec.start_s;
             r->first = false;
           }
-          running.push_back(std::move(r));
+          if (r->runner->done())
+            finish(*r);  // its one token came from the prefill
+          else
+            running.push_back(std::move(r));
         }
         admitted.clear();
       }
@@ -451,16 +463,11 @@ class Simulation {
       out_.batch.max = std::max(out_.batch.max, static_cast<int>(batch.size()));
       // Finished requests leave the batch and free their blocks.
       for (auto it = running.begin(); it != running.end();) {
-        Running& r = **it;
-        if (!r.runner->done()) {
+        if (!(*it)->runner->done()) {
           ++it;
           continue;
         }
-        free_blocks += r.blocks;
-        complete(*r.job, r.rec, *r.runner, r.prefilled);
-        Job* job = r.job.release();
-        job->reply->put_init(job, 0)->detach();
-        ++out_.simgrid_activities;
+        finish(**it);
         it = running.erase(it);
       }
     }
@@ -539,6 +546,7 @@ class Simulation {
     const std::int64_t prefilled = runner.prefill_tokens();
     out_.prefilled_tokens += prefilled;
     run_prefill(job, runner);
+    runner.take_prefill_token();
     rec.first_token_s = s4u::Engine::get_clock();
     rec.prefill_s = rec.first_token_s - rec.start_s;
 
@@ -588,8 +596,11 @@ class Simulation {
     rec.request_share = runner.alpha();
     rec.hit_rate = c.lookups ? static_cast<double>(c.lookup_hits) / static_cast<double>(c.lookups) : 1.0;
     rec.pcie_overflow = rec.routed ? static_cast<double>(c.pcie_reads) / static_cast<double>(rec.routed) : 0.0;
+    // Tokens of decode steps over their time (after the first, the prefill's); none when the
+    // prefill gave every token (NaN: no figure, left out of the percentiles).
     const double decode_time = rec.end_s - rec.first_token_s;
-    rec.decode_tok_s = decode_time > 0 ? static_cast<double>(runner.generated()) / decode_time : 0.0;
+    rec.decode_tok_s = runner.decoded() > 0 && decode_time > 0 ? static_cast<double>(runner.decoded()) / decode_time
+                                                                : std::numeric_limits<double>::quiet_NaN();
     rec.ttft_s = rec.first_token_s - rec.arrival_s;
     out_.generated_tokens += runner.generated();
     ++out_.completed;

@@ -38,7 +38,7 @@ struct RequestRecord {
   double end_s = 0;
   double hit_rate = 0;         // resident share of look-ups (every verified position)
   double pcie_overflow = 0;    // experts read by the GPU over PCIe / routed (top-k x layers x generated tokens)
-  double decode_tok_s = 0;     // generated tokens / decode time
+  double decode_tok_s = 0;     // tokens of decode steps / their time (the first token, the prefill's, and its time excluded); NaN: none
   double ttft_s = 0;           // arrival to first token
   double prefill_s = 0;
   double request_share = 0;    // the routing's per-request share (alpha)

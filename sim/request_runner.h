@@ -97,6 +97,11 @@ class RequestRunner {
   // this request's routing model; per card in `per_stage` when given.
   StepCosts prefill_of(const std::vector<PrefillSequence>& sequences, std::vector<StepCosts>* per_stage = nullptr) const;
   bool done() const { return generated_ >= gen_tokens_; }
+  // A prefill pass over this request has finished: its last position's logits give the next
+  // output token (the first one, or after a preemption the next), without a decode step.
+  void take_prefill_token() {
+    if (generated_ < gen_tokens_) ++generated_;
+  }
   // One decode step; `keep_layers` asks for the per-layer detail.
   StepResult step(bool keep_layers);
 
@@ -106,6 +111,7 @@ class RequestRunner {
 
   const RequestCounters& counters() const { return counters_; }
   std::int64_t generated() const { return generated_; }
+  std::int64_t decoded() const { return decoded_; }  // of those, the tokens decode steps output
   double alpha() const { return router_ ? router_->alpha() : 0.0; }
 
  private:
@@ -137,6 +143,7 @@ class RequestRunner {
   std::int64_t reused_ = 0;
   std::int64_t recomputed_ = 0;  // generated tokens to prefill again after a preemption
   std::int64_t generated_ = 0;
+  std::int64_t decoded_ = 0;
   std::uint64_t routed_tokens_ = 0;  // routing counter: every verified position gets a fresh token id
   double accept_probability_ = 0;    // per draft position, given the previous ones were accepted
   std::vector<std::uint32_t> seen_;  // per expert: the last (step, layer) stamp that looked it up

@@ -314,3 +314,35 @@ TEST_CASE("trace: no two events of one track overlap, serial or overlapped slots
     }
   }
 }
+
+// The prefill's last position gives a request's first token: G tokens take G - 1 decode steps,
+// and a request of one token has none (its decode speed is no figure, its e2e is its TTFT).
+TEST_CASE("the first output token comes from the prefill, serial slots and continuous batching alike", "[run]") {
+  for (const std::string scenario : {"llama-bench-tg128.yaml", "llama8b-h100-vllm.yaml"}) {
+    INFO(scenario);
+    const std::string base = "run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/" + scenario +
+                             " --set workload.requests=3 --set workload.clients=1 --set workload.prompt_tokens=64 --json";
+    auto eight = run_vramsim(base + " --set workload.gen_tokens=8");
+    REQUIRE(eight.status == 0);
+    CHECK(json_number(eight.out, "decode_steps") == 3 * 7);
+    CHECK(json_number(eight.out, "generated_tokens") == 3 * 8);
+    auto one = run_vramsim(base + " --set workload.gen_tokens=1 --requests-out one.jsonl");
+    REQUIRE(one.status == 0);
+    CHECK(json_number(one.out, "decode_steps") == 0);
+    CHECK(json_number(one.out, "generated_tokens") == 3);
+    const std::size_t at = one.out.find("\"decode_tok_s\"");
+    REQUIRE(at != std::string::npos);
+    CHECK_THAT(one.out.substr(at, 40), Catch::Contains("\"p50\": null"));
+    std::ifstream lines("one.jsonl");
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      CHECK_THAT(line, Catch::Contains("\"decode_tok_s\":null"));
+      const auto rec = vramsim::json::parse(line);
+      REQUIRE(rec);
+      CHECK(rec->find("e2e_s")->number() == Approx(rec->find("ttft_s")->number()));
+    }
+    CHECK(n == 3);
+  }
+}
