@@ -170,12 +170,15 @@ std::pair<double, std::int64_t> read_llama_timing(Scanner& sc) {
 }
 
 void finish_record(LogRecord& r, const LogOptions& o) {
+  // strata counts every generated token, the first one included, which the prefill gave:
+  // G tokens come from G - 1 after it. llama.cpp's eval line counts the decode runs themselves.
+  const std::int64_t decoded = r.format == "strata" ? std::max<std::int64_t>(0, r.gen_tokens - 1) : r.gen_tokens;
   if (r.format == "strata" && r.drafted && o.draft_tokens && *o.draft_tokens > 0)
     r.steps = static_cast<double>(*r.drafted) / *o.draft_tokens;
   else if (r.format == "strata" && r.accepted)
-    r.steps = static_cast<double>(r.gen_tokens - std::min(*r.accepted, r.gen_tokens));
+    r.steps = static_cast<double>(decoded - std::min(*r.accepted, decoded));
   else
-    r.steps = static_cast<double>(r.gen_tokens) / o.tokens_per_step;
+    r.steps = static_cast<double>(decoded) / o.tokens_per_step;
   if (r.format == "llama.cpp") r.decode_tok_s = r.decode_s > 0 ? static_cast<double>(r.gen_tokens) / r.decode_s : 0.0;
   r.step_s = r.steps > 0 ? r.decode_s / r.steps : 0.0;
   if (r.has_cache && r.steps > 0) {

@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -380,7 +382,10 @@ int plan_command(const std::vector<std::string>& argv) {
         return;
       }
       try {
-        c.decode = number_at(*out, "decode_tok_s", "p50");
+        // One-token requests have no decode step: no decode figure, which only a decode goal needs.
+        const config::Node* decode = out->find("decode_tok_s");
+        const bool no_decode = goal != "decode" && decode && decode->find("p50") && decode->find("p50")->is_null();
+        c.decode = no_decode ? std::numeric_limits<double>::quiet_NaN() : number_at(*out, "decode_tok_s", "p50");
         c.prefill = number_at(*out, "prefill_tok_s", "p50");
         c.ttft = number_at(*out, "ttft_s", "p50");
         c.throughput = number_at(*out, "throughput_tok_s");
@@ -456,8 +461,9 @@ int plan_command(const std::vector<std::string>& argv) {
               << "in one decode loop (no batching is modelled).\n";
   std::cout << "\n";
   for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
-    std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode " << fixed(ok[i].decode, 1)
-              << " tok/s, prefill " << fixed(ok[i].prefill, 0) << " tok/s, TTFT " << fixed(1e3 * ok[i].ttft, 0)
+    std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode "
+              << (std::isnan(ok[i].decode) ? std::string("none (one-token requests)") : fixed(ok[i].decode, 1) + " tok/s")
+              << ", prefill " << fixed(ok[i].prefill, 0) << " tok/s, TTFT " << fixed(1e3 * ok[i].ttft, 0)
               << " ms" << (clients > 1 ? ", " + fixed(ok[i].throughput, 0) + " tok/s over " + std::to_string(clients) + " clients" : std::string())
               << "  (" << ok[i].placement.description << "; " << ok[i].context_note << ")\n";
   if (experts && whole && whole->decode > 0)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -229,7 +230,8 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   }
   j.key("step_time_breakdown");
   write_breakdown(j, r.decode);
-  j.field("decode_step_ms", r.decode_steps ? r.decode.total() / static_cast<double>(r.decode_steps) * 1e3 : 0.0);
+  j.field("decode_step_ms", r.decode_steps ? r.decode.total() / static_cast<double>(r.decode_steps) * 1e3
+                                             : std::numeric_limits<double>::quiet_NaN());  // null: no decode step
   j.key("gpu").begin_object().field("cards", static_cast<std::int64_t>(p.cards)).field("util", p.util)
       .field("useful_fraction", p.useful_fraction).field("avg_power_w", p.avg_power_w)
       .field("uncapped_power_w", p.uncapped_power_w).field("power_capped", p.power_capped).end_object();
@@ -294,10 +296,13 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   using S = sim::RequestSample;
   if (s.model.moe) {
     const auto hit = figure(r, &S::hit_rate), overflow = figure(r, &S::pcie_overflow);
-    o << "  hit rate        p50 " << fixed(100 * pct(hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(hit, 0.05), 1)
-    << "%, p95 " << fixed(100 * pct(hit, 0.95), 1) << "%)\n"
-    << "  PCIe overflow   p50 " << fixed(100 * pct(overflow, 0.5), 2) << "%  (p95 " << fixed(100 * pct(overflow, 0.95), 2)
-    << "%, max " << fixed(100 * pct(overflow, 1), 2) << "%)\n";
+    if (hit.empty())
+      o << "  hit rate        none: no request had a decode step to look experts up\n";
+    else
+      o << "  hit rate        p50 " << fixed(100 * pct(hit, 0.5), 1) << "%  (p5 " << fixed(100 * pct(hit, 0.05), 1)
+        << "%, p95 " << fixed(100 * pct(hit, 0.95), 1) << "%)\n"
+        << "  PCIe overflow   p50 " << fixed(100 * pct(overflow, 0.5), 2) << "%  (p95 " << fixed(100 * pct(overflow, 0.95), 2)
+        << "%, max " << fixed(100 * pct(overflow, 1), 2) << "%)\n";
   }
   const auto decode = figure(r, &S::decode_tok_s), ttft = figure(r, &S::ttft_s), tpot = figure(r, &S::decode_tok_s, true);
   if (decode.empty())
@@ -307,7 +312,9 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
       << fixed(pct(decode, 0.05), 1) << "  p95 " << fixed(pct(decode, 0.95), 1) << "  (range "
       << fixed(pct(decode, 0), 0) << "-" << fixed(pct(decode, 1), 0) << ")\n";
   o << "  TTFT            p50 " << fixed(1e3 * pct(ttft, 0.5), 0) << " ms  p95 " << fixed(1e3 * pct(ttft, 0.95), 0) << " ms\n";
-  if (!tpot.empty())
+  if (tpot.empty())
+    o << "  TPOT            none\n";
+  else
     o << "  TPOT            p50 " << fixed(1e3 * pct(tpot, 0.5), 2) << " ms  p95 " << fixed(1e3 * pct(tpot, 0.95), 2) << " ms\n";
   o << "  queue           mean " << fixed(r.queue.mean, 2) << " waiting, max " << r.queue.max << "\n";
   if (s.engine.scheduling == sim::SlotScheduling::Batched) {

@@ -303,11 +303,19 @@ class Simulation {
   // Continuous batching (slot_scheduling: batched): one decode loop. Between steps it takes
   // the waiting requests in arrival order, up to engine.parallel running (with a paged KV pool,
   // while the prompt's blocks leave the watermark free: the first that does not fit stops
-  // the admissions), runs each one's prefill as a step of its own, then one decode step for
-  // every running request together (BatchStep). A request leaves after its last token. With a
-  // paged pool each step's new positions take blocks; when the pool runs out the most recently
-  // admitted request is preempted (its blocks freed; it waits again at the head of the queue
-  // and, readmitted, prefills its prompt and its tokens so far again).
+  // the admissions; and within the pass's prompt-token budget), prefills the admitted prompts
+  // together in one pass, each getting its next token from it, then runs one decode step for
+  // every running request together (BatchStep). A request leaves after its last token, right
+  // after its prefill if it wants one token. With a paged pool each step's new positions take
+  // blocks; when the pool runs out the most recently admitted request is preempted (its
+  // blocks freed; it waits again at the head of the queue and, readmitted, prefills its prompt
+  // and its tokens so far again, which gives its next token).
+  // A request in a prefill pass.
+  struct Prefilled {
+    const Job* job = nullptr;
+    RequestRunner* runner = nullptr;
+  };
+
   struct Running {
     std::unique_ptr<Job> job;
     std::unique_ptr<RequestRunner> runner;  // from its first admission
@@ -325,11 +333,11 @@ class Simulation {
   std::int64_t watermark_blocks() const {
     return static_cast<std::int64_t>(s_.engine.kv_pool->watermark * static_cast<double>(out_.plan.kv_blocks));
   }
-  // The blocks a running request holds after its next decode step: its positions so far plus
-  // the step's (1 + draft tokens), never beyond its prompt and whole output.
+  // The blocks a running request holds after its next decode step: its KV positions plus the
+  // step's (1 + draft tokens), never beyond prompt + gen_tokens - 1 (its last token is never fed).
   std::int64_t blocks_after_step(const RequestRunner& r) const {
     const int step = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
-    return blocks_for(std::min(r.context() + step, r.prompt_tokens() + r.gen_tokens()));
+    return blocks_for(std::min(r.kv_positions() + step, r.prompt_tokens() + r.gen_tokens() - 1));
   }
   // Blocks the running requests' next decode step takes beyond those they hold.
   std::int64_t growth(const std::vector<std::unique_ptr<Running>>& running) const {
@@ -402,14 +410,15 @@ class Simulation {
       }
       if (!admitted.empty()) {
         std::vector<RequestRunner::PrefillSequence> sequences;
-        std::vector<const Job*> jobs;
+        std::vector<Prefilled> passed;
         for (const auto& r : admitted) {
           sequences.push_back({r->runner->prefill_tokens(), r->runner->cached_before_prefill()});
-          jobs.push_back(r->job.get());
+          passed.push_back({r->job.get(), r->runner.get()});
         }
-        run_prefill_pass(*admitted.front()->runner, sequences, jobs);
+        run_prefill_pass(*admitted.front()->runner, sequences, passed);
+        // The prompts' blocks are held now, also by a request that leaves right after its prefill.
+        if (pool) out_.batch.kv_blocks_peak = std::max(out_.batch.kv_blocks_peak, out_.plan.kv_blocks - free_blocks);
         for (auto& r : admitted) {
-          r->runner->take_prefill_token();
           if (r->first) {
             r->rec.first_token_s = s4u::Engine::get_clock();
             r->rec.prefill_s = r->rec.first_token_s - r->rec.start_s;
@@ -499,7 +508,7 @@ class Simulation {
   void run_prefill(const Job& job, RequestRunner& runner) {
     const std::int64_t prefilled = runner.prefill_tokens();
     if (!expert_split()) {
-      run_prefill_pass(runner, {{prefilled, runner.cached_before_prefill()}}, {&job});
+      run_prefill_pass(runner, {{prefilled, runner.cached_before_prefill()}}, {{&job, &runner}});
       return;
     }
     runner.set_exchange(exchange_times(prefilled));
@@ -513,14 +522,14 @@ class Simulation {
     const auto& times = exchange_s_.at(prefilled);
     const double longest = *std::max_element(times.begin(), times.end());
     run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false);
-    book_prefill(pre, {&job});
+    book_prefill(pre, {{&job, &runner}});
   }
 
   // One prefill pass over `sequences` (RequestRunner::prefill_of with `lead`'s routing model:
   // the tokens' GEMMs and the weights once, each prompt's attention over itself) on the card,
   // or the cards in turn, for `jobs`: continuous batching passes every prompt admitted together.
   void run_prefill_pass(const RequestRunner& lead, const std::vector<RequestRunner::PrefillSequence>& sequences,
-                        const std::vector<const Job*>& jobs) {
+                        const std::vector<Prefilled>& jobs) {
     std::vector<StepCosts> pre_cards;
     const StepCosts pre = lead.prefill_of(sequences, &pre_cards);
     std::int64_t tokens = 0;
@@ -532,12 +541,15 @@ class Simulation {
     book_prefill(pre, jobs);
   }
 
-  // A prefill pass run: its costs, the cards' use, and the shared prefixes now cached.
-  void book_prefill(const StepCosts& pre, const std::vector<const Job*>& jobs) {
+  // A prefill pass run: its costs, the cards' use, each request's next token (its prefill's:
+  // RequestRunner::take_prefill_token) and the shared prefixes now cached.
+  void book_prefill(const StepCosts& pre, const std::vector<Prefilled>& jobs) {
     out_.prefill += pre;
     account_gpu(pre);
-    for (const Job* job : jobs)
+    for (const auto& [job, runner] : jobs) {
+      runner->take_prefill_token();
       if (job->shape.prefix_id >= 0 && job->shape.prefix_tokens > 0) prefixes_.insert(job->shape.prefix_id);
+    }
   }
 
   void serve(const Job& job) {
@@ -546,7 +558,6 @@ class Simulation {
     const std::int64_t prefilled = runner.prefill_tokens();
     out_.prefilled_tokens += prefilled;
     run_prefill(job, runner);
-    runner.take_prefill_token();
     rec.first_token_s = s4u::Engine::get_clock();
     rec.prefill_s = rec.first_token_s - rec.start_s;
 
@@ -583,9 +594,11 @@ class Simulation {
     const auto& c = runner.counters();
     rec.lookups = c.lookups;
     rec.lookup_hits = c.lookup_hits;
-    // The engine's "routed": top-k look-ups per MoE layer for every generated token (480 per
-    // token in the case study), the denominator of its PCIe overflow ratio.
-    rec.routed = s_.model.moe ? static_cast<std::int64_t>(s_.model.moe->experts_per_token) * s_.model.moe->layers * runner.generated()
+    // The engine's "routed": top-k look-ups per MoE layer for every decoded token (480 per
+    // token in the case study; the first token is the prefill's), the denominator of its PCIe
+    // overflow ratio.
+    const std::int64_t decoded = std::max<std::int64_t>(0, runner.generated() - 1);
+    rec.routed = s_.model.moe ? static_cast<std::int64_t>(s_.model.moe->experts_per_token) * s_.model.moe->layers * decoded
                               : 0;  // a dense model routes nothing
     rec.distinct_lookups = c.distinct_lookups;
     rec.distinct_hits = c.distinct_hits;
@@ -594,13 +607,16 @@ class Simulation {
     rec.drafted = c.drafted;
     rec.accepted = c.accepted;
     rec.request_share = runner.alpha();
-    rec.hit_rate = c.lookups ? static_cast<double>(c.lookup_hits) / static_cast<double>(c.lookups) : 1.0;
-    rec.pcie_overflow = rec.routed ? static_cast<double>(c.pcie_reads) / static_cast<double>(rec.routed) : 0.0;
-    // Tokens of decode steps over their time (after the first, the prefill's); none when the
-    // prefill gave every token (NaN: no figure, left out of the percentiles).
+    // An MoE request without a decode step looked nothing up: no figure (NaN, left out of the
+    // percentiles). A dense model has no expert cache: every weight is resident.
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    rec.hit_rate = c.lookups ? static_cast<double>(c.lookup_hits) / static_cast<double>(c.lookups) : s_.model.moe ? none : 1.0;
+    rec.pcie_overflow = rec.routed ? static_cast<double>(c.pcie_reads) / static_cast<double>(rec.routed) : s_.model.moe ? none : 0.0;
+    // The tokens after the first (the prefill's) over the time from the first to the last:
+    // 1 / TPOT. None for a one-token request (NaN: no figure, left out of the percentiles).
     const double decode_time = rec.end_s - rec.first_token_s;
-    rec.decode_tok_s = runner.decoded() > 0 && decode_time > 0 ? static_cast<double>(runner.decoded()) / decode_time
-                                                                : std::numeric_limits<double>::quiet_NaN();
+    rec.decode_tok_s = runner.generated() > 1 && decode_time > 0 ? static_cast<double>(runner.generated() - 1) / decode_time
+                                                                 : std::numeric_limits<double>::quiet_NaN();
     rec.ttft_s = rec.first_token_s - rec.arrival_s;
     out_.generated_tokens += runner.generated();
     ++out_.completed;

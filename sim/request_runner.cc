@@ -277,7 +277,6 @@ int RequestRunner::advance(int tokens, int drafts) {
   counters_.accepted += accepted;
   const int out = static_cast<int>(std::min<std::int64_t>(1 + accepted, gen_tokens_ - generated_));
   generated_ += out;
-  decoded_ += out;
   ++counters_.steps;
   return out;
 }

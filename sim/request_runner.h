@@ -79,7 +79,12 @@ class RequestRunner {
   // the rest only; decode still attends to the whole prompt.
   void set_reused(std::int64_t tokens) { reused_ = tokens; }
   std::int64_t prefill_tokens() const { return prompt_tokens_ - reused_ + recomputed_; }
-  std::int64_t context() const { return prompt_tokens_ + generated_; }  // tokens in its KV
+  // Its tokens so far, prompt and output: what the next decode step's positions attend to, and
+  // what a recompute prefill after a preemption refills.
+  std::int64_t context() const { return prompt_tokens_ + generated_; }
+  // Positions in its KV cache: its tokens but the last output one, which the next decode step
+  // feeds (the last token of all is never fed). At most prompt + gen_tokens - 1.
+  std::int64_t kv_positions() const { return prompt_tokens_ + std::max<std::int64_t>(0, generated_ - 1); }
   std::int64_t prompt_tokens() const { return prompt_tokens_; }
   std::int64_t gen_tokens() const { return gen_tokens_; }  // the output it will generate
   // Prefill of the prompt's new tokens; per card in `per_stage` when given.
@@ -101,6 +106,7 @@ class RequestRunner {
   // output token (the first one, or after a preemption the next), without a decode step.
   void take_prefill_token() {
     if (generated_ < gen_tokens_) ++generated_;
+    recomputed_ = 0;  // the recompute, if any, is done
   }
   // One decode step; `keep_layers` asks for the per-layer detail.
   StepResult step(bool keep_layers);
@@ -111,7 +117,6 @@ class RequestRunner {
 
   const RequestCounters& counters() const { return counters_; }
   std::int64_t generated() const { return generated_; }
-  std::int64_t decoded() const { return decoded_; }  // of those, the tokens decode steps output
   double alpha() const { return router_ ? router_->alpha() : 0.0; }
 
  private:
@@ -143,7 +148,6 @@ class RequestRunner {
   std::int64_t reused_ = 0;
   std::int64_t recomputed_ = 0;  // generated tokens to prefill again after a preemption
   std::int64_t generated_ = 0;
-  std::int64_t decoded_ = 0;
   std::uint64_t routed_tokens_ = 0;  // routing counter: every verified position gets a fresh token id
   double accept_probability_ = 0;    // per draft position, given the previous ones were accepted
   std::vector<std::uint32_t> seen_;  // per expert: the last (step, layer) stamp that looked it up

@@ -44,16 +44,21 @@ std::string strata_request_lines(const Scenario& s, const RequestRecord& r) {
   (void)s;
   const double prefill_ms = r.prefill_s * 1e3;
   const double decode_ms = (r.end_s - r.first_token_s) * 1e3;
+  // The engine's own figures: every generated token over its decode time (1 / TPOT is the
+  // tokens after the first over it), and no NaN where nothing was decoded or looked up.
+  const double tok_s = decode_ms > 0 ? static_cast<double>(r.gen_tokens) / decode_ms * 1e3 : 0.0;
+  const double hit_rate = r.lookups > 0 ? r.hit_rate : 0.0;
+  const double overflow = r.routed > 0 ? r.pcie_overflow : 0.0;
   std::string out = format(
       "strata serve: prompt %lld tokens = %lld reused + %lld read in %.0f ms, %lld generated in %.0f ms (%.1f tok/s), drafts accepted %lld/%lld\n",
       static_cast<long long>(r.prompt_tokens), static_cast<long long>(r.reused_tokens),
       static_cast<long long>(r.prompt_tokens - r.reused_tokens), prefill_ms,
-      static_cast<long long>(r.gen_tokens), decode_ms, r.decode_tok_s, static_cast<long long>(r.accepted),
+      static_cast<long long>(r.gen_tokens), decode_ms, tok_s, static_cast<long long>(r.accepted),
       static_cast<long long>(r.drafted));
   out += format(
       "strata serve: decode expert cache hit rate: %.1f%% (%lld hits / %lld lookups); %lld more read by the GPU over PCIe or from another GPU (%.2f%% of all %lld routed)\n",
-      100.0 * r.hit_rate, static_cast<long long>(r.lookup_hits), static_cast<long long>(r.lookups),
-      static_cast<long long>(r.pcie_reads), 100.0 * r.pcie_overflow, static_cast<long long>(r.routed));
+      100.0 * hit_rate, static_cast<long long>(r.lookup_hits), static_cast<long long>(r.lookups),
+      static_cast<long long>(r.pcie_reads), 100.0 * overflow, static_cast<long long>(r.routed));
   return out;
 }
 

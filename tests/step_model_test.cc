@@ -142,23 +142,24 @@ TEST_CASE("the FP8 tensor rate applies when every weight is FP8", "[step]") {
 
 // engine.gemm_half_rows = h: a prefill GEMM of r rows runs at r / (r + h) of the rate, micro-batch
 // by micro-batch; a routed expert's GEMM has tokens x top-k / experts rows.
-TEST_CASE("prefill GEMMs fill their tiles by rows: dense weights by micro-batch, experts by their share", "[step]") {
+TEST_CASE("prefill GEMMs fill their tiles by rows: small micro-batches and routed experts run slower", "[step]") {
   Scenario s = test::case_study("exclusive", {"engine.prefill_ubatch=512"});
-  const StepModel plain(s, plan_vram(s));
   const double rate = 1e14;
-  const double at_full = plain.prefill_gemm_seconds(2048, 1.0, rate);
-  CHECK(at_full == Approx(2.0 * s.model.params_active * 2048 / rate));  // h = 0: every GEMM at the rate
+  const double plain = StepModel(s, plan_vram(s)).prefill_gemm_seconds(2048, 1.0, rate);
+  CHECK(plain == Approx(2.0 * s.model.params_active * 2048 / rate));  // h = 0: every GEMM at the rate
   s.engine.physics.gemm_half_rows = 62;
-  const StepModel filled(s, plan_vram(s));
-  const auto& moe = *s.model.moe;
-  const double experts = moe.layers * moe.experts_per_token * moe.expert_params;
-  const double dense = s.model.params_active - experts;
-  const double rows = 512.0 * 10 / 512;  // 10 rows per routed expert in a 512-token micro-batch
-  const double per_ubatch = 2.0 * 512 * (dense * (512 + 62) / 512 + experts * (rows + 62) / rows) / rate;
-  CHECK(filled.prefill_gemm_seconds(2048, 1.0, rate) == Approx(4 * per_ubatch));
-  // A 600-token prompt: one full micro-batch and one of 88 tokens (fewer rows, lower fill).
-  const double rows88 = 88.0 * 10 / 512 < 1 ? 1.0 : 88.0 * 10 / 512;
-  const double last = 2.0 * 88 * (dense * (88 + 62) / 88 + experts * (rows88 + 62) / rows88) / rate;
-  CHECK(filled.prefill_gemm_seconds(600, 1.0, rate) == Approx(per_ubatch + last));
-  CHECK(filled.prefill_gemm_seconds(600, 0.5, rate) == Approx((per_ubatch + last) / 2));  // a card's share
+  auto seconds = [&](int ubatch, std::int64_t tokens, double share = 1.0) {
+    s.engine.physics.prefill_ubatch = ubatch;
+    return StepModel(s, plan_vram(s)).prefill_gemm_seconds(tokens, share, rate);
+  };
+  // Smaller micro-batches fill fewer rows: slower, and never faster than the rate.
+  CHECK(seconds(2048, 2048) > plain);
+  CHECK(seconds(512, 2048) > seconds(2048, 2048));
+  CHECK(seconds(128, 2048) > seconds(512, 2048));
+  // The routed experts (10 of 512 per token: 10 rows each in a 512-token micro-batch) lose far
+  // more than the dense weights alone would (512 rows: (512 + 62) / 512).
+  CHECK(seconds(512, 2048) / plain > 1.5 * (512.0 + 62) / 512);
+  // A prompt's last, shorter micro-batch costs more per token than a full one.
+  CHECK((seconds(512, 600) - seconds(512, 512)) / 88 > seconds(512, 512) / 512);
+  CHECK(seconds(512, 600, 0.5) == Approx(seconds(512, 600) / 2));  // a card's share
 }
