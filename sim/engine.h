@@ -36,8 +36,8 @@ struct RequestRecord {
   double start_s = 0;
   double first_token_s = 0;
   double end_s = 0;
-  double hit_rate = 0;         // resident share of look-ups (every verified position)
-  double pcie_overflow = 0;    // experts read by the GPU over PCIe / routed (top-k x layers x generated tokens)
+  double hit_rate = 0;         // resident share of look-ups (every verified position); NaN: an MoE request without look-ups
+  double pcie_overflow = 0;    // experts read by the GPU over PCIe / routed (top-k x layers x decoded tokens); NaN: none
   double decode_tok_s = 0;     // tokens of decode steps / their time (the first token, the prefill's, and its time excluded); NaN: none
   double ttft_s = 0;           // arrival to first token
   double prefill_s = 0;
