@@ -210,6 +210,10 @@ TEST_CASE("vllm: concurrency is capped by the KV pool's free blocks", "[batching
                                            "--set workload.prompt_tokens=6000 --set workload.gen_tokens=1500");
   CHECK(json_number(grow, "preempted", "batch") > 0);
   CHECK(json_number(grow, "completed", "requests") == 12);
+  // A recompute prefill gives the next token, counted once: every request ends with its 1,500,
+  // and a preempted one still has a decode speed (its tokens after the first over their time).
+  CHECK(json_number(grow, "generated_tokens") == 12 * 1500);
+  CHECK(json_number(grow, "min", "decode_tok_s") > 0);
   CHECK(json_number(grow, "peak_blocks", "kv_pool") <= json_number(grow, "blocks", "kv_pool"));
 }
 
