@@ -534,11 +534,67 @@ class Simulation {
     const StepCosts pre = lead.prefill_of(sequences, &pre_cards);
     std::int64_t tokens = 0;
     for (const auto& q : sequences) tokens += q.tokens;
-    if (staged())
+    if (pipelines_micro_batches(tokens))
+      run_pipelined_prefill(pre_cards, tokens);
+    else if (staged())
       run_split_step(pre_cards, tokens, false);
     else
       run_whole_step(pre.total());
     book_prefill(pre, jobs);
+  }
+
+  // llama.cpp's pipeline parallelism splits a prompt into micro-batches (prefill_ubatch) and
+  // runs them through the cards like a pipeline: card 1 works on micro-batch k while card 0
+  // runs k + 1 (ggml's scheduler keeps several copies of its buffers for this, ggml-org/
+  // llama.cpp PR 6017). It applies when a layer split's stages each have a GPU of their own
+  // (CPU layers, whose weights stream to the first card, share that card) and the prompt has
+  // two micro-batches or more.
+  bool pipelines_micro_batches(std::int64_t tokens) const {
+    const int ub = s_.engine.physics.prefill_ubatch;
+    if (!staged() || tensor() || expert_split() || ub <= 0 || tokens <= ub)
+      return false;
+    std::vector<int> cards;
+    for (const auto& st : stages_) {
+      if (st.card < 0 || std::find(cards.begin(), cards.end(), st.card) != cards.end()) return false;
+      cards.push_back(st.card);
+    }
+    return cards.size() > 1;
+  }
+
+  // A prompt's micro-batches through a pipeline's cards: micro-batch j enters card i once card
+  // i - 1 has handed it over and card i has finished j - 1. Each micro-batch takes an equal
+  // share of a card's prefill costs and of its hidden states; the first hand-off between two
+  // cards runs over the platform, the others (the fabric idle meanwhile, as the cards are held)
+  // reuse its time. The pass takes the schedule's makespan; each card is busy for all its costs.
+  void run_pipelined_prefill(const std::vector<StepCosts>& cards, std::int64_t tokens) {
+    const auto [full, rest] = model().ubatch_split(tokens);
+    const std::int64_t m = full + (rest > 0 ? 1 : 0);
+    const double share = 1.0 / static_cast<double>(m);
+    const double bytes = static_cast<double>(tokens) * model().activation_bytes() * share;
+    const bool one_loop = s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Serial;
+    if (one_loop) engine_loop_->lock();
+    hold_all_cards(true);
+    const double t0 = s4u::Engine::get_clock();
+    std::vector<double> handoff(cards.size(), 0.0);  // before card i (i >= 1), one micro-batch's
+    for (std::size_t i = 1; i < cards.size(); ++i) {
+      const double h0 = s4u::Engine::get_clock();
+      s4u::this_actor::sleep_for(s_.engine.physics.handoff_sync);
+      fabric_->card_to_card(stages_[i - 1].card, stages_[i].card, bytes);
+      handoff[i] = s4u::Engine::get_clock() - h0;
+      out_.handoff_s += handoff[i] * static_cast<double>(m);
+    }
+    std::vector<double> done(cards.size(), 0.0);  // when card i finished its latest micro-batch
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::size_t i = 0; i < cards.size(); ++i) {
+        const double ready = i == 0 ? 0.0 : done[i - 1] + handoff[i];
+        done[i] = std::max(ready, done[i]) + cards[i].total() * share;
+      }
+    const double spent = s4u::Engine::get_clock() - t0;  // the first hand-offs, already simulated
+    s4u::this_actor::sleep_for(std::max(0.0, done.back() - spent));
+    ++out_.simgrid_activities;
+    hold_all_cards(false);
+    if (one_loop) engine_loop_->unlock();
+    for (std::size_t i = 0; i < cards.size(); ++i) use_card(stages_[i].card, cards[i]);
   }
 
   // A prefill pass run: its costs, the cards' use, each request's next token (its prefill's:

@@ -2,11 +2,13 @@
 // emerge from the simulated topology. Runs the real binary on configs/scenarios/.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "core/json_value.h"
 #include "scenario_runs.h"
 #include "workloads/layer_split.h"
 
@@ -56,6 +58,28 @@ TEST_CASE("eight clients fill the pipeline only when the engine overlaps its slo
   CHECK(json_number(overlapped, "throughput_tok_s") > 1.6 * json_number(one, "throughput_tok_s"));
   // Both cards are busy most of the time once the pipeline is full.
   CHECK(json_number(overlapped, "util", "cards") > 0.85);
+}
+
+// llama.cpp's pipeline runs a long prompt's micro-batches through the cards like a pipeline:
+// with m micro-batches and each card's prefill work c_i, the prompt takes sum(c_i) / m +
+// (m - 1) x max(c_i) / m (plus the hand-offs); one micro-batch takes sum(c_i).
+TEST_CASE("a pipeline overlaps a long prompt's micro-batches across its cards", "[multi][pipeline]") {
+  auto prefill = [](std::int64_t prompt) {
+    const auto json = vramsim::json::parse(run_json(kLlama, "--set workload.requests=1 --set workload.clients=1 --set workload.gen_tokens=1 "
+                                                            "--set workload.prompt_tokens=" + std::to_string(prompt)));
+    REQUIRE(json);
+    const double ttft = json->find("ttft_s")->find("p50")->number();
+    std::vector<double> work;  // each card's busy time: its share of the run (one prefill) x the run
+    for (const auto& card : json->find("cards")->items()) work.push_back(card.find("util")->number() * ttft);
+    return std::make_pair(ttft, work);
+  };
+  const auto [one_ttft, one_work] = prefill(512);  // one micro-batch (-ub 512): the cards in turn
+  REQUIRE(one_work.size() == 2);
+  CHECK(one_ttft == Approx(one_work[0] + one_work[1]).epsilon(0.01));
+  const auto [four_ttft, four_work] = prefill(2048);  // four micro-batches
+  const double slowest = std::max(four_work[0], four_work[1]);
+  CHECK(four_ttft == Approx((four_work[0] + four_work[1]) / 4 + 3 * slowest / 4).epsilon(0.01));
+  CHECK(four_ttft < 0.7 * (four_work[0] + four_work[1]));
 }
 
 TEST_CASE("tensor parallel beats pipeline over x16 and loses ground over x4", "[multi][tensor]") {
