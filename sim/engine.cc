@@ -546,13 +546,17 @@ class Simulation {
   // llama.cpp's pipeline parallelism splits a prompt into micro-batches (prefill_ubatch) and
   // runs them through the cards like a pipeline: card 1 works on micro-batch k while card 0
   // runs k + 1 (ggml's scheduler keeps several copies of its buffers for this, ggml-org/
-  // llama.cpp PR 6017). It applies when a layer split's stages each have a GPU of their own
-  // (CPU layers, whose weights stream to the first card, share that card) and the prompt has
-  // two micro-batches or more.
+  // llama.cpp PR 6017). llama.cpp turns it on only when no tensor is overridden to the CPU
+  // (--n-cpu-moe, --cpu-moe and -ot are overrides) and every layer is on a GPU, so here: a
+  // layer split whose stages each have a GPU of their own (CPU layers stream their weights to
+  // the first card, sharing it), no routed experts on the CPU, a prompt pass of two
+  // micro-batches or more. Overlapped slots keep the cards in turn, one card held at a time,
+  // so that other slots' steps still fill the gaps.
   bool pipelines_micro_batches(std::int64_t tokens) const {
     const int ub = s_.engine.physics.prefill_ubatch;
-    if (!staged() || tensor() || expert_split() || ub <= 0 || tokens <= ub)
+    if (!staged() || tensor() || expert_split() || ub <= 0 || tokens <= ub || s_.engine.cpu_moe_layers > 0)
       return false;
+    if (s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped) return false;
     std::vector<int> cards;
     for (const auto& st : stages_) {
       if (st.card < 0 || std::find(cards.begin(), cards.end(), st.card) != cards.end()) return false;
@@ -561,11 +565,13 @@ class Simulation {
     return cards.size() > 1;
   }
 
-  // A prompt's micro-batches through a pipeline's cards: micro-batch j enters card i once card
-  // i - 1 has handed it over and card i has finished j - 1. Each micro-batch takes an equal
-  // share of a card's prefill costs and of its hidden states; the first hand-off between two
-  // cards runs over the platform, the others (the fabric idle meanwhile, as the cards are held)
-  // reuse its time. The pass takes the schedule's makespan; each card is busy for all its costs.
+  // A prompt's micro-batches through a pipeline's cards: micro-batch j starts on card i once
+  // card i - 1 has handed it over and card i is free; a hand-off runs on the sending card's
+  // stream, so that card is free after it. Each micro-batch takes an equal share of a card's
+  // prefill costs and of its hidden states. The first hand-off between two cards runs over the
+  // platform; the others reuse its time (nothing else uses the fabric: one decode loop runs,
+  // its cards held) and are counted on the links. The pass takes the schedule's makespan; each
+  // card is busy for all its costs; `handoff_s` adds every hand-off's time, mostly hidden.
   void run_pipelined_prefill(const std::vector<StepCosts>& cards, std::int64_t tokens) {
     const auto [full, rest] = model().ubatch_split(tokens);
     const std::int64_t m = full + (rest > 0 ? 1 : 0);
@@ -575,22 +581,27 @@ class Simulation {
     if (one_loop) engine_loop_->lock();
     hold_all_cards(true);
     const double t0 = s4u::Engine::get_clock();
-    std::vector<double> handoff(cards.size(), 0.0);  // before card i (i >= 1), one micro-batch's
+    std::vector<double> handoff(cards.size(), 0.0);  // into card i (i >= 1), one micro-batch's
     for (std::size_t i = 1; i < cards.size(); ++i) {
+      const int from = stages_[i - 1].card, to = stages_[i].card;
       const double h0 = s4u::Engine::get_clock();
       s4u::this_actor::sleep_for(s_.engine.physics.handoff_sync);
-      fabric_->card_to_card(stages_[i - 1].card, stages_[i].card, bytes);
+      fabric_->card_to_card(from, to, bytes);
+      fabric_->count_card_to_card(from, to, bytes * static_cast<double>(m - 1));
       handoff[i] = s4u::Engine::get_clock() - h0;
       out_.handoff_s += handoff[i] * static_cast<double>(m);
     }
-    std::vector<double> done(cards.size(), 0.0);  // when card i finished its latest micro-batch
-    for (std::int64_t j = 0; j < m; ++j)
+    std::vector<double> free(cards.size(), 0.0);  // when card i can take its next micro-batch
+    for (std::int64_t j = 0; j < m; ++j) {
+      double arrived = 0;  // when micro-batch j's hidden states are on card i
       for (std::size_t i = 0; i < cards.size(); ++i) {
-        const double ready = i == 0 ? 0.0 : done[i - 1] + handoff[i];
-        done[i] = std::max(ready, done[i]) + cards[i].total() * share;
+        const double end = std::max(arrived, free[i]) + cards[i].total() * share;
+        arrived = i + 1 < cards.size() ? end + handoff[i + 1] : end;
+        free[i] = arrived;
       }
+    }
     const double spent = s4u::Engine::get_clock() - t0;  // the first hand-offs, already simulated
-    s4u::this_actor::sleep_for(std::max(0.0, done.back() - spent));
+    s4u::this_actor::sleep_for(std::max(0.0, free.back() - spent));
     ++out_.simgrid_activities;
     hold_all_cards(false);
     if (one_loop) engine_loop_->unlock();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 #include <string>
 
@@ -62,24 +63,59 @@ TEST_CASE("eight clients fill the pipeline only when the engine overlaps its slo
 
 // llama.cpp's pipeline runs a long prompt's micro-batches through the cards like a pipeline:
 // with m micro-batches and each card's prefill work c_i, the prompt takes sum(c_i) / m +
-// (m - 1) x max(c_i) / m (plus the hand-offs); one micro-batch takes sum(c_i).
+// (m - 1) x max(c_i) / m (plus the hand-offs); one micro-batch takes sum(c_i). Every
+// micro-batch's hidden states cross the links.
 TEST_CASE("a pipeline overlaps a long prompt's micro-batches across its cards", "[multi][pipeline]") {
-  auto prefill = [](std::int64_t prompt) {
+  struct Pass {
+    double ttft = 0;
+    std::vector<double> work;  // each card's busy time: its share of the run (one prefill) x the run
+    double link_gb = 0;        // the second card's link
+  };
+  auto prefill = [](std::int64_t prompt, const std::string& more) {
     const auto json = vramsim::json::parse(run_json(kLlama, "--set workload.requests=1 --set workload.clients=1 --set workload.gen_tokens=1 "
-                                                            "--set workload.prompt_tokens=" + std::to_string(prompt)));
+                                                            "--set workload.prompt_tokens=" + std::to_string(prompt) + " " + more));
+    REQUIRE(json);
+    Pass p;
+    p.ttft = json->find("ttft_s")->find("p50")->number();
+    for (const auto& card : json->find("cards")->items()) p.work.push_back(card.find("util")->number() * p.ttft);
+    p.link_gb = json->find("links")->items().at(1).find("gb")->number();
+    return p;
+  };
+  auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  auto slowest = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+  const double hidden_bytes = 8192 * 2;  // Llama 3.3 70B, fp16 hidden states
+  // One micro-batch (-ub 512): the cards in turn.
+  const Pass one = prefill(512, "");
+  REQUIRE(one.work.size() == 2);
+  CHECK(one.ttft == Approx(sum(one.work)).epsilon(0.01));
+  // Unequal cards (42 and 38 layers): the slower one sets the pace; 2,048 tokens are 4
+  // micro-batches, 1,500 are 3 (the last one shorter).
+  for (const auto& [prompt, m] : {std::pair<std::int64_t, double>{2048, 4}, {1500, 3}}) {
+    INFO(prompt << " tokens");
+    const Pass p = prefill(prompt, "--set engine.layer_split=[42,38]");
+    CHECK(p.work[0] > 1.05 * p.work[1]);
+    CHECK(p.ttft == Approx(sum(p.work) / m + (m - 1) * slowest(p.work) / m).epsilon(0.01));
+    CHECK(p.link_gb == Approx(static_cast<double>(prompt) * hidden_bytes / 1e9).epsilon(0.01));
+  }
+  // Three cards, four micro-batches.
+  const Pass three = prefill(2048, "--set hardware.gpu.count=3");
+  REQUIRE(three.work.size() == 3);
+  CHECK(three.ttft == Approx(sum(three.work) / 4 + 3 * slowest(three.work) / 4).epsilon(0.01));
+  // Routed experts kept on the CPU (--n-cpu-moe, a tensor override) turn llama.cpp's pipeline
+  // parallelism off: the cards run in turn.
+  const std::string moe = kConfigs + "/scenarios/qwen3-2x3090-layer-split.yaml --set model=qwen3-30b-a3b "
+                          "--set engine.weights.experts=Q4_K_M --set workload.requests=1 --set workload.clients=1 "
+                          "--set workload.gen_tokens=1 --set workload.prompt_tokens=2048";
+  for (const std::string cpu_moe : {"0", "4"}) {
+    INFO("--n-cpu-moe " << cpu_moe);
+    const auto json = vramsim::json::parse(run_json(moe, "--set engine.cpu_moe_layers=" + cpu_moe));
     REQUIRE(json);
     const double ttft = json->find("ttft_s")->find("p50")->number();
-    std::vector<double> work;  // each card's busy time: its share of the run (one prefill) x the run
+    std::vector<double> work;
     for (const auto& card : json->find("cards")->items()) work.push_back(card.find("util")->number() * ttft);
-    return std::make_pair(ttft, work);
-  };
-  const auto [one_ttft, one_work] = prefill(512);  // one micro-batch (-ub 512): the cards in turn
-  REQUIRE(one_work.size() == 2);
-  CHECK(one_ttft == Approx(one_work[0] + one_work[1]).epsilon(0.01));
-  const auto [four_ttft, four_work] = prefill(2048);  // four micro-batches
-  const double slowest = std::max(four_work[0], four_work[1]);
-  CHECK(four_ttft == Approx((four_work[0] + four_work[1]) / 4 + 3 * slowest / 4).epsilon(0.01));
-  CHECK(four_ttft < 0.7 * (four_work[0] + four_work[1]));
+    const double expected = cpu_moe == "0" ? sum(work) / 4 + 3 * slowest(work) / 4 : sum(work);
+    CHECK(ttft == Approx(expected).epsilon(0.01));
+  }
 }
 
 TEST_CASE("tensor parallel beats pipeline over x16 and loses ground over x4", "[multi][tensor]") {
