@@ -14,6 +14,7 @@
 #include "workloads/formats.h"
 
 namespace vramsim::cli {
+using workloads::upper;
 namespace {
 // A command-line value as a YAML single-quoted scalar: taken as written, whatever it holds.
 std::string quoted(const std::string& value) {
@@ -21,11 +22,6 @@ std::string quoted(const std::string& value) {
   for (char c : value) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
 }
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);

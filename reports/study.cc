@@ -9,6 +9,7 @@
 
 #include "core/catalogue.h"
 #include "core/config_reader.h"
+#include "reports/results_store.h"
 
 namespace vramsim::reports {
 namespace {
@@ -19,13 +20,6 @@ using config::Node;
 
 constexpr std::size_t kMaxPoints = 100000;
 const char* kSectionKinds[] = {"decode", "cliff", "concurrency", "links", "breakdown"};
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // "12GiB" -> (12, "GiB"); "4" -> (4, ""). None when the text does not start with a number.
 std::optional<std::pair<double, std::string>> split_quantity(const std::string& text) {

@@ -382,7 +382,8 @@ class Simulation {
       // does not fit stops them. Their prompts are then prefilled together in one pass.
       admitted.clear();
       std::int64_t batched_tokens = 0;
-      const std::int64_t running_growth = pool ? growth(running) : 0;  // `running` is fixed while admitting
+      // `running` is fixed while admitting; nothing to admit, nothing to compute.
+      const std::int64_t running_growth = pool && !waiting.empty() ? growth(running) : 0;
       while (!waiting.empty() && static_cast<int>(running.size() + admitted.size()) < s_.engine.parallel) {
         Running& next = *waiting.front();
         // Its prefill's tokens (a fresh request's prompt before any prefix reuse is known).
@@ -409,13 +410,9 @@ class Simulation {
         admitted.push_back(std::move(r));
       }
       if (!admitted.empty()) {
-        std::vector<RequestRunner::PrefillSequence> sequences;
         std::vector<Prefilled> passed;
-        for (const auto& r : admitted) {
-          sequences.push_back({r->runner->prefill_tokens(), r->runner->cached_before_prefill()});
-          passed.push_back({r->job.get(), r->runner.get()});
-        }
-        run_prefill_pass(*admitted.front()->runner, sequences, passed);
+        for (const auto& r : admitted) passed.push_back({r->job.get(), r->runner.get()});
+        run_prefill_pass(passed);
         // The prompts' blocks are held now, also by a request that leaves right after its prefill.
         if (pool) out_.batch.kv_blocks_peak = std::max(out_.batch.kv_blocks_peak, out_.plan.kv_blocks - free_blocks);
         for (auto& r : admitted) {
@@ -434,9 +431,11 @@ class Simulation {
       if (running.empty()) continue;
       if (pool) {
         // This step's positions need blocks; preempt the latest admitted until they fit.
-        while (running.size() > 1 && growth(running) > free_blocks) {
+        std::int64_t need = growth(running);
+        while (running.size() > 1 && need > free_blocks) {
           std::unique_ptr<Running> victim = std::move(running.back());
           running.pop_back();
+          need -= blocks_after_step(*victim->runner) - victim->blocks;
           free_blocks += victim->blocks;
           victim->blocks = 0;
           victim->runner->preempt();
@@ -508,10 +507,11 @@ class Simulation {
   void run_prefill(const Job& job, RequestRunner& runner) {
     const std::int64_t prefilled = runner.prefill_tokens();
     if (!expert_split()) {
-      run_prefill_pass(runner, {{prefilled, runner.cached_before_prefill()}}, {{&job, &runner}});
+      run_prefill_pass({{&job, &runner}});
       return;
     }
-    runner.set_exchange(exchange_times(prefilled));
+    const std::vector<double> times = exchange_times(prefilled);
+    runner.set_exchange(times);
     std::vector<StepCosts> pre_cards;
     const StepCosts pre = runner.prefill(&pre_cards);
     // Every MoE layer of a prompt exchanges with every other card (RequestRunner::prefill
@@ -519,19 +519,20 @@ class Simulation {
     const int moe_layers = s_.model.layers - s_.model.first_moe_layer();
     std::vector<int> exchanges(s_.cards.size(), moe_layers);
     exchanges.front() = 0;
-    const auto& times = exchange_s_.at(prefilled);
     const double longest = *std::max_element(times.begin(), times.end());
     run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false);
     book_prefill(pre, {{&job, &runner}});
   }
 
-  // One prefill pass over `sequences` (RequestRunner::prefill_of with `lead`'s routing model:
-  // the tokens' GEMMs and the weights once, each prompt's attention over itself) on the card,
-  // or the cards in turn, for `jobs`: continuous batching passes every prompt admitted together.
-  void run_prefill_pass(const RequestRunner& lead, const std::vector<RequestRunner::PrefillSequence>& sequences,
-                        const std::vector<Prefilled>& jobs) {
+  // One prefill pass over `jobs`' sequences (RequestRunner::prefill_of with the first one's
+  // routing model: the tokens' GEMMs and the weights once, each prompt's attention over
+  // itself) on the card, or the cards in turn: continuous batching passes every prompt
+  // admitted together.
+  void run_prefill_pass(const std::vector<Prefilled>& jobs) {
+    std::vector<RequestRunner::PrefillSequence> sequences;
+    for (const auto& j : jobs) sequences.push_back(j.runner->prefill_sequence());
     std::vector<StepCosts> pre_cards;
-    const StepCosts pre = lead.prefill_of(sequences, &pre_cards);
+    const StepCosts pre = jobs.front().runner->prefill_of(sequences, &pre_cards);
     std::int64_t tokens = 0;
     for (const auto& q : sequences) tokens += q.tokens;
     if (pipelines_micro_batches(tokens))
@@ -553,8 +554,7 @@ class Simulation {
   // micro-batches or more. Overlapped slots keep the cards in turn, one card held at a time,
   // so that other slots' steps still fill the gaps.
   bool pipelines_micro_batches(std::int64_t tokens) const {
-    const int ub = s_.engine.physics.prefill_ubatch;
-    if (!staged() || tensor() || expert_split() || ub <= 0 || tokens <= ub || s_.engine.cpu_moe_layers > 0)
+    if (!staged() || tensor() || expert_split() || model().ubatches(tokens) < 2 || s_.engine.cpu_moe_layers > 0)
       return false;
     if (s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped) return false;
     std::vector<int> cards;
@@ -573,13 +573,11 @@ class Simulation {
   // its cards held) and are counted on the links. The pass takes the schedule's makespan; each
   // card is busy for all its costs; `handoff_s` adds every hand-off's time, mostly hidden.
   void run_pipelined_prefill(const std::vector<StepCosts>& cards, std::int64_t tokens) {
-    const auto [full, rest] = model().ubatch_split(tokens);
-    const std::int64_t m = full + (rest > 0 ? 1 : 0);
+    const auto m = static_cast<std::int64_t>(model().ubatches(tokens));
     const double share = 1.0 / static_cast<double>(m);
     const double bytes = static_cast<double>(tokens) * model().activation_bytes() * share;
-    const bool one_loop = s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Serial;
+    const bool one_loop = serial_loop();  // other slots wait; batched slots are one loop already
     if (one_loop) engine_loop_->lock();
-    hold_all_cards(true);
     const double t0 = s4u::Engine::get_clock();
     std::vector<double> handoff(cards.size(), 0.0);  // into card i (i >= 1), one micro-batch's
     for (std::size_t i = 1; i < cards.size(); ++i) {
@@ -603,7 +601,6 @@ class Simulation {
     const double spent = s4u::Engine::get_clock() - t0;  // the first hand-offs, already simulated
     s4u::this_actor::sleep_for(std::max(0.0, free.back() - spent));
     ++out_.simgrid_activities;
-    hold_all_cards(false);
     if (one_loop) engine_loop_->unlock();
     for (std::size_t i = 0; i < cards.size(); ++i) use_card(stages_[i].card, cards[i]);
   }
@@ -732,6 +729,9 @@ class Simulation {
   }
   bool expert_split() const { return s_.engine.split == Split::Expert; }
 
+  // Several slots taking turns in one decode loop (llama.cpp's): a slot's whole step runs alone.
+  bool serial_loop() const { return s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Serial; }
+
   // Holds every card (in order) while a slot's step uses them all, when slots compete.
   void hold_all_cards(bool hold) {
     if (s_.engine.parallel <= 1) return;
@@ -811,7 +811,7 @@ class Simulation {
     if (!tensor()) {
       // One decode loop (serial slots) runs a slot's whole step alone: the cards of a pipeline
       // do not work on two slots' steps at once. Overlapped slots may fill the pipeline.
-      const bool one_loop = s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Serial;
+      const bool one_loop = serial_loop();
       if (one_loop) engine_loop_->lock();
       for (std::size_t i = 0; i < cards.size(); ++i) {
         // The host's layers run on the CPU, except a prompt batch's: their weights stream to
@@ -837,9 +837,7 @@ class Simulation {
       if (one_loop) engine_loop_->unlock();
       return;
     }
-    const bool shared = s_.engine.parallel > 1;
-    if (shared)
-      for (auto& lock : card_lock_) lock->lock();
+    hold_all_cards(true);
     const int layers = s_.model.layers;
     double slowest = 0;
     for (const auto& c : cards) slowest = std::max(slowest, c.total());
@@ -867,8 +865,7 @@ class Simulation {
       out_.card_use[c].busy_s += collectives + (slowest - cards[c].total());
       if (trace) out_.trace.push_back({"layers + all-reduces", "GPU " + std::to_string(c), t0, s4u::Engine::get_clock() - t0});
     }
-    if (shared)
-      for (auto it = card_lock_.rbegin(); it != card_lock_.rend(); ++it) (*it)->unlock();
+    hold_all_cards(false);
   }
 
   // Each link's traffic in its busier direction: the expert path's bytes (inside the step

@@ -61,7 +61,7 @@ class SharedRouting {
 }  // namespace
 
 StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
-  return prefill_of({{prefill_tokens(), cached_before_prefill()}}, per_stage);
+  return prefill_of({prefill_sequence()}, per_stage);
 }
 
 StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequences, std::vector<StepCosts>* per_stage) const {
@@ -103,7 +103,7 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
     // Micro-batches: `full` of `size` tokens and a last one of `rest` (llama.cpp copies the
     // RAM-resident experts each one touches).
     const auto [full, rest] = stage.model->ubatch_split(tokens);
-    const double size = full > 1 || rest > 0 ? s_.engine.physics.prefill_ubatch : p;
+    const auto size = static_cast<double>(stage.model->ubatch_size(tokens));
     if (s_.model.moe)
       for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
         const Popularity& pop = popularity_[static_cast<std::size_t>(layer - first_moe_)];

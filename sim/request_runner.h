@@ -96,6 +96,8 @@ class RequestRunner {
     std::int64_t tokens = 0;
     std::int64_t cached = 0;
   };
+  // This request's sequence in its next prefill pass.
+  PrefillSequence prefill_sequence() const { return {prefill_tokens(), cached_before_prefill()}; }
   // Several sequences prefilled in one pass (an engine batching prompts, as vLLM's scheduler
   // does): the weights and the experts the tokens touch are read once for all of them, the
   // GEMMs run over all their tokens, and each sequence's attention covers itself only. Uses

@@ -140,13 +140,14 @@ class StepModel {
   // Micro-batches of a prompt of `tokens`: how many full ones of `size` tokens (engine.
   // prefill_ubatch; 0: one batch) and the last one's length (0 when it is full).
   std::pair<std::int64_t, std::int64_t> ubatch_split(std::int64_t tokens) const;
+  std::int64_t ubatch_size(std::int64_t tokens) const;  // the full micro-batches' tokens (the prompt when one)
+  double ubatches(std::int64_t tokens) const;  // how many micro-batches a prompt takes
 
   double expert_bytes() const { return expert_bytes_; }
   int layers() const { return layers_; }
 
  private:
   void init(const VramPlan& plan);
-  double ubatches(std::int64_t tokens) const;  // micro-batches of a prompt (engine.prefill_ubatch)
 
   const Scenario& s_;
   const CardSetup& card_;

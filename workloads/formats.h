@@ -22,6 +22,9 @@ struct KvType {
   double bytes_per_element = 0;
 };
 
+// `s` in upper case (format names compare case-insensitively: "q4_k_m" is Q4_K_M).
+std::string upper(std::string s);
+
 // Why weights in `format` cannot be had for a model released in `native` (a native-only format,
 // e.g. MXFP4, on another model's weights: no such files are published); empty when they can.
 // Every command (fit, run, plan, scenarios) applies it.

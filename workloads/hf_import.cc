@@ -17,6 +17,11 @@ namespace {
 
 using config::Node;
 
+// A field the import needs is absent from `path`'s object `at` (`note` says which use needs it).
+[[noreturn]] void missing_field(const Node& at, const std::string& key, const std::string& path, const std::string& note = "") {
+  config::fail(at, key, "missing field \"" + key + "\"" + note + " in " + path);
+}
+
 // Read-only view of the JSON object with typed, optional lookups (HF configs carry many keys
 // we do not need, so unknown keys are not errors here).
 class Fields {
@@ -40,11 +45,6 @@ class Fields {
       config::fail(*n, key, "expected a number, got " + n->describe());
     }
   }
-  double require(const char* key) const {
-    auto v = number(key);
-    if (!v) config::fail(node_, key, std::string("missing field \"") + key + "\" in " + path_);
-    return *v;
-  }
   // A whole number in [min, max] (max defaults to 2^31 - 1); `fallback` when absent (the
   // fallback is not range-checked: callers pass class defaults or sentinels).
   std::optional<std::int64_t> whole(const char* key, std::int64_t min,
@@ -66,7 +66,7 @@ class Fields {
   }
   int require_integer(const char* key, int min) const {
     auto v = whole(key, min);
-    if (!v) config::fail(node_, key, std::string("missing field \"") + key + "\" in " + path_);
+    if (!v) missing_field(node_, key, path_);
     return static_cast<int>(*v);
   }
   [[noreturn]] void fail(const char* key, const std::string& message) const {
@@ -157,7 +157,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   // A whole number >= min from the file, else the class default, else missing.
   auto count = [&](const char* key, int min, std::optional<double> fallback) {
     if (auto v = f.whole(key, min)) return static_cast<int>(*v);
-    if (!fallback) config::fail(root, key, std::string("missing field \"") + key + "\" in " + path);
+    if (!fallback) missing_field(root, key, path);
     return static_cast<int>(*fallback);
   };
 
@@ -174,7 +174,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   else if (defaults.vocab_size)
     m.vocab_size = static_cast<int>(*defaults.vocab_size);
   else
-    config::fail(root, "vocab_size", "missing field \"vocab_size\" in " + path);
+    missing_field(root, "vocab_size", path);
   m.max_context = f.whole("max_position_embeddings", 1, std::int64_t{1} << 40)
                       .value_or(static_cast<std::int64_t>(defaults.max_position_embeddings));
   m.native_format = native_format_of(f, top);
@@ -254,14 +254,14 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
       config::fail(root, "num_experts_per_tok",
                    "top-k (" + std::to_string(top_k) + ") exceeds the expert count (" + std::to_string(experts) + ")");
     const double expert_ffn = static_cast<double>(f.whole("moe_intermediate_size", 1).value_or(dense_ffn));
-    if (expert_ffn <= 0) config::fail(root, "moe_intermediate_size", "missing field \"moe_intermediate_size\" in " + path);
+    if (expert_ffn <= 0) missing_field(root, "moe_intermediate_size", path);
     const double expert_params = 3 * hidden * expert_ffn;
     const int dense_layers = f.integer("first_k_dense_replace", 0, 0);
     if (dense_layers >= m.layers)
       f.fail("first_k_dense_replace", "must be below num_hidden_layers (" + std::to_string(m.layers) +
                                           ") to leave an MoE layer, got " + std::to_string(dense_layers));
     if (dense_layers > 0 && dense_ffn <= 0)
-      config::fail(root, "intermediate_size", "missing field \"intermediate_size\" (dense layers) in " + path);
+      missing_field(root, "intermediate_size", path, " (dense layers)");
     const int moe_layers = m.layers - dense_layers;
     int shared = f.integer("n_shared_experts", 0, 0);
     double shared_params = shared * expert_params;
@@ -274,7 +274,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     mlp_params_active = dense_layers * 3 * hidden * dense_ffn + moe_layers * (top_k * expert_params + shared_params + router);
     m.moe = MoeSpec{moe_layers, experts, top_k, shared, expert_params, std::nullopt};
   } else {
-    if (dense_ffn <= 0) config::fail(root, "intermediate_size", "missing field \"intermediate_size\" in " + path);
+    if (dense_ffn <= 0) missing_field(root, "intermediate_size", path);
     mlp_params_total = mlp_params_active = m.layers * 3 * hidden * dense_ffn;
   }
 
