@@ -53,6 +53,13 @@ std::optional<std::string> Args::get(const std::string& name) const {
   return it->second;
 }
 
+std::string Args::spelling(const std::string& short_name, const std::string& long_name) const {
+  const bool short_given = values_.count(short_name) > 0;
+  if (short_given && values_.count(long_name) > 0)
+    throw UsageError("give " + long_name + " once (" + short_name + " and " + long_name + " are the same option)");
+  return short_given ? short_name : long_name;
+}
+
 std::string Args::require(const std::string& name) const {
   auto v = get(name);
   if (!v) throw UsageError("missing required option " + name);

@@ -30,6 +30,9 @@ class Args {
 
   bool flag(const std::string& name) const { return flags_.count(name) > 0; }
   std::optional<std::string> get(const std::string& name) const;
+  // The name under which an option with a short and a long spelling (-o, --output) was given,
+  // or the long one when neither was; both given is a UsageError.
+  std::string spelling(const std::string& short_name, const std::string& long_name) const;
   std::string require(const std::string& name) const;
   // Parses an option as a whole number in [min, max]; `fallback` when absent.
   long long integer(const std::string& name, long long fallback, long long min, long long max) const;

@@ -25,11 +25,7 @@ int import_model_command(const std::vector<std::string>& argv) {
     return args.flag("--help") ? 0 : 2;
   }
   const std::string name = args.require("--name");
-  auto out = args.get("--output");
-  if (auto short_out = args.get("-o")) {
-    if (out) throw UsageError("give the output file once (-o and --output are the same option)");
-    out = short_out;
-  }
+  const auto out = args.get(args.spelling("-o", "--output"));
   auto imported = workloads::import_hf_config(args.positional()[0], name);
   if (!imported) throw config::ConfigError(imported.error());
   if (out) {

@@ -349,7 +349,7 @@ int plan_command(const std::vector<std::string>& argv) {
   }
 
   // Simulate each in its own process.
-  const int jobs = static_cast<int>(args.integer("--jobs", tbb::this_task_arena::max_concurrency(), 1, 1024));
+  const int jobs = static_cast<int>(args.integer(args.spelling("-j", "--jobs"), tbb::this_task_arena::max_concurrency(), 1, 1024));
   const bool progress = ::isatty(STDERR_FILENO) != 0;
   std::atomic<int> finished{0};
   std::mutex progress_mutex;

@@ -39,8 +39,7 @@ int routing_trace_command(const std::vector<std::string>& argv) {
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("routing-trace takes one scenario file (see --help)");
-  auto output = args.get("-o");
-  if (!output) output = args.get("--output");
+  const auto output = args.get(args.spelling("-o", "--output"));
   if (!output) throw UsageError("routing-trace needs -o FILE");
   const std::int64_t tokens = args.integer("--tokens", 1000, 1, 100'000'000);
 

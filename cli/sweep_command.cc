@@ -109,11 +109,9 @@ int sweep_command(const std::vector<std::string>& argv) {
   Args args(argv, spec);
   if (args.answered_help(kSweepHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("expected one study file (see --help)");
-  if (args.get("-o") && args.get("--output")) throw UsageError("-o and --output given both");
-  if (args.get("-j") && args.get("--jobs")) throw UsageError("-j and --jobs given both");
-  const auto out = args.get("-o") ? args.get("-o") : args.get("--output");
+  const auto out = args.get(args.spelling("-o", "--output"));
   if (!out) throw UsageError("missing -o DIR (the results directory)");
-  const int jobs = static_cast<int>(args.integer(args.get("-j") ? "-j" : "--jobs", default_jobs(), 1, 4096));
+  const int jobs = static_cast<int>(args.integer(args.spelling("-j", "--jobs"), default_jobs(), 1, 4096));
   const double stale_after_s = static_cast<double>(
       args.integer("--rank-timeout", static_cast<long long>(reports::kDefaultStaleAfterS), 1, 7 * 24 * 3600));
   const config::Catalogue catalogue = open_catalogue(args.get("--configs"));

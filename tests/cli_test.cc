@@ -148,3 +148,13 @@ TEST_CASE("import-model writes a catalogue file that fit can use", "[cli]") {
   REQUIRE(fit.status == 0);
   CHECK_THAT(fit.out, Catch::Contains("\"model\": \"my-mixtral\""));
 }
+
+// An option with a short and a long spelling is read under either, and refused when given twice.
+TEST_CASE("short and long spellings of one option: either works, both is a usage error", "[cli][errors]") {
+  const std::string shared = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
+  vramsim::test::check_usage_error("routing-trace " + shared + " -o a.trace --output b.trace", "give --output once");
+  vramsim::test::check_usage_error("sweep study.yaml -j 1 --jobs 2 -o out", "give --jobs once");
+  vramsim::test::check_usage_error("plan --model llama-3.1-8b --gpu rtx-4090 --host ddr5-dual-channel -j 1 --jobs 2", "give --jobs once");
+  // plan reads -j (it used to read only --jobs): an out-of-range value is refused.
+  vramsim::test::check_usage_error("plan --model llama-3.1-8b --gpu rtx-4090 --host ddr5-dual-channel -j 0", "-j");
+}
