@@ -73,7 +73,11 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
   apply_overrides(root, args.all("--set"));
   config::MapReader r(root, "");
   workloads::FitQuery q;
-  q.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");
+  {
+    const config::Node model = catalogue.resolve("models", "model", r.any("model"), "model");
+    q.model = workloads::decode_model(model, "model");
+    workloads::check_native_format(model, "model", q.model.native_format, formats);
+  }
   q.gpu = hw::decode_gpu(catalogue.resolve("gpus", "GPU", r.any("gpu"), "gpu"), "gpu");
   if (const config::Node* host = r.optional_any("host"))
     q.host = hw::decode_host(catalogue.resolve("hosts", "host", *host, "host"), "host");
@@ -198,7 +202,10 @@ std::string to_table(const workloads::FitReport& rep) {
     o << "  card " << c << "       layers " << rep.cards[c].first_layer << "-" << rep.cards[c].end_layer - 1 << ": "
       << gib(rep.cards[c].need) << " of " << gib(rep.cards[c].usable) << "\n";
   if (rep.max_context_tokens == 0)
-    o << "  max context  none: the weights and fixed overhead alone exceed the usable memory\n";
+    o << "  max context  none: "
+      << (rep.cards.empty() || rep.headroom_bytes < 0 ? "the weights and fixed overhead alone exceed the usable memory"
+                                                      : "at any context, whole layers overfill a card")
+      << "\n";
   else
     o << "  max context  " << rep.max_context_tokens << " tokens"
       << (rep.max_context_tokens == q.model.max_context ? " (the model's maximum)" : "") << "\n";

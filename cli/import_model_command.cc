@@ -15,14 +15,16 @@ int import_model_command(const std::vector<std::string>& argv) {
   spec.with_value = {"--name", "-o", "--output"};
   spec.flags = {"--help"};
   Args args(argv, spec);
-  if (args.flag("--help") || args.positional().size() != 1) {
+  if (!args.flag("--help") && args.positional().size() != 1)
+    throw UsageError("expected one config.json, got " + std::to_string(args.positional().size()) + " (see --help)");
+  if (args.flag("--help")) {
     std::cout << "usage: vramsim import-model CONFIG.json --name NAME [-o|--output FILE]\n\n"
                  "Writes a catalogue model description (YAML) computed from a Hugging Face config.json:\n"
                  "layers, heads, attention layout, experts and parameter counts. Without --output it\n"
                  "prints to stdout; copy the file to configs/models/NAME.yaml to use it by name.\n"
                  "NAME is a catalogue name: up to 100 of a-z A-Z 0-9 . _ + -, not starting with a dot.\n"
                  "Nothing is written unless the result loads back as a valid catalogue model.\n";
-    return args.flag("--help") ? 0 : 2;
+    return 0;
   }
   const std::string name = args.require("--name");
   const auto out = args.get(args.spelling("-o", "--output"));

@@ -240,7 +240,7 @@ int plan_command(const std::vector<std::string>& argv) {
   if (auto q = args.get("--quant")) {
     quants = {*q};
   } else {
-    const std::string& native = named.model.native_format;
+    const std::string native = workloads::upper(named.model.native_format);  // format names compare case-insensitively
     const bool sixteen_bit = native == "BF16" || native == "F16";
     if (paged)  // vLLM: the checkpoint's dtype, or its online FP8 quantization
       quants = sixteen_bit ? std::vector<std::string>{native, "FP8"} : std::vector<std::string>{native};
@@ -253,6 +253,12 @@ int plan_command(const std::vector<std::string>& argv) {
     }
   }
   const std::int64_t clients = args.integer("--clients", 1, 1, 4096);
+  // llama-server gets one slot per client (-np = --clients), which the header and flags state.
+  if (llama && clients > 1)
+    for (const auto& set : args.all("--set"))
+      if (set.substr(0, set.find('=')) == "engine.parallel")
+        throw UsageError("--set engine.parallel: with --clients " + std::to_string(clients) +
+                         " plan gives llama-server one slot per client (-np " + std::to_string(clients) + ")");
   std::vector<std::string> workload = {"workload.clients=" + std::to_string(clients),
                                        "workload.requests=" + std::to_string(4 * clients)};
   // llama-server serves concurrent clients with one slot each (-np).

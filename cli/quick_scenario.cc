@@ -99,8 +99,9 @@ sim::Scenario named_scenario(const Args& args) {
   const std::int64_t gpus = args.integer("--gpus", 1, 1, 64);
   const hw::GpuSpec spec = hw::decode_gpu(catalogue.resolve("gpus", "GPU", config::Node::scalar(gpu, {"--gpu", 0, 0}), "--gpu"), "--gpu");
   if (spec.unified()) throw UsageError("--gpu " + gpu + ": unified-memory parts are not simulated by `run` (see `vramsim fit`)");
-  // The card's own slot by default: its PCIe generation at x16.
-  const std::string link = args.get("--link").value_or("pcie-gen" + std::to_string(spec.pcie_generation) + "-x16");
+  // The card's own slot by default: its PCIe generation and width.
+  const std::string link = args.get("--link").value_or("pcie-gen" + std::to_string(spec.pcie_generation) + "-x" +
+                                                       std::to_string(spec.pcie_lanes));
   std::ostringstream y;
   y << "hardware:\n"
     << "  gpu: { preset: " << quoted(gpu) << ", count: " << gpus << " }\n"

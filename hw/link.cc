@@ -1,5 +1,8 @@
 #include "hw/link.h"
 
+#include <cmath>
+#include <cstdio>
+
 #include "core/config_reader.h"
 
 namespace vramsim::hw {
@@ -7,6 +10,22 @@ namespace vramsim::hw {
 using config::Lower;
 using config::MapReader;
 using units::Dimension;
+
+double pcie_lane_bandwidth(int generation) {
+  // Bytes per second per lane and direction: transfer rate x line-code efficiency / 8 bits.
+  // Gen1-2: 2.5 and 5 GT/s, 8b/10b; Gen3-5: 8, 16, 32 GT/s, 128b/130b; Gen6-7: 64 and 128 GT/s,
+  // PAM4 with 256-byte FLITs carrying 242 bytes of payload and CRC (PCI-SIG base specifications).
+  switch (generation) {
+    case 1: return 2.5e9 * 0.8 / 8;
+    case 2: return 5e9 * 0.8 / 8;
+    case 3: return 8e9 * 128 / 130 / 8;
+    case 4: return 16e9 * 128 / 130 / 8;
+    case 5: return 32e9 * 128 / 130 / 8;
+    case 6: return 64e9 * 242 / 256 / 8;
+    case 7: return 128e9 * 242 / 256 / 8;
+    default: return 0;
+  }
+}
 
 LinkSpec decode_link(const config::Node& node, const std::string& key_path) {
   MapReader r(node, key_path);
@@ -16,10 +35,24 @@ LinkSpec decode_link(const config::Node& node, const std::string& key_path) {
   r.ignore("source");
   l.kind = r.choice("kind", {"pcie", "nvlink"}) == "pcie" ? LinkKind::Pcie : LinkKind::Nvlink;
   l.generation = static_cast<int>(r.integer("generation", 1, 7));
-  l.lanes = static_cast<int>(r.integer("lanes", 1, 64));
+  l.lanes = static_cast<int>(r.integer("lanes", 1, l.kind == LinkKind::Pcie ? 32 : 64));
   {
     MapReader b = r.map("bandwidth");
     l.nominal_bandwidth = b.quantity("nominal", Dimension::Bandwidth);
+    // A PCIe link's nominal rate is its generation's lane rate times its lanes; a preset whose
+    // three figures disagree (or a --set of one of them alone) would otherwise run at a
+    // bandwidth its name does not have.
+    if (l.kind == LinkKind::Pcie) {
+      const double expected = pcie_lane_bandwidth(l.generation) * l.lanes;
+      if (std::abs(l.nominal_bandwidth - expected) > 0.02 * expected) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg,
+                      "%.2f GB/s is not the nominal rate of a PCIe Gen%d x%d link (%.2f GB/s per direction); "
+                      "set generation, lanes and bandwidth.nominal together, or pick a link preset",
+                      l.nominal_bandwidth / 1e9, l.generation, l.lanes, expected / 1e9);
+        b.fail_at("nominal", msg);
+      }
+    }
     l.typical_bandwidth = b.quantity("typical", Dimension::Bandwidth);
     if (l.typical_bandwidth > l.nominal_bandwidth)
       b.fail_at("typical", "achieved bandwidth cannot exceed the nominal one");

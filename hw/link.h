@@ -26,7 +26,11 @@ struct LinkSpec {
   NvlinkTopology topology = NvlinkTopology::None;  // NVLink only: `topology: bridge | switch`
 };
 
-// Throws ConfigError. Rejects a typical bandwidth above the nominal one.
+// Per-lane, per-direction rate of a PCIe generation (1-7), bytes per second; 0 for others.
+double pcie_lane_bandwidth(int generation);
+
+// Throws ConfigError. Rejects a typical bandwidth above the nominal one, and a PCIe link whose
+// nominal bandwidth is not its generation's lane rate x its lanes (within 2%).
 LinkSpec decode_link(const config::Node& node, const std::string& key_path);
 
 }  // namespace vramsim::hw

@@ -111,6 +111,36 @@ LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue,
   return l;
 }
 
+// A PCIe link trains at the lower generation and width of its two ends: a slot faster or wider
+// than the card runs at the card's (a Gen4 card in a Gen5 x16 slot is a Gen4 x16 link). The
+// link becomes the catalogue's preset of that generation and width, noted in `trained_from`;
+// a measured rate stays, and must fit the trained link.
+void train_link(LinkSetup& link, const hw::GpuSpec& card, const Node& at, const config::Catalogue& catalogue) {
+  const int generation = std::min(link.spec.generation, card.pcie_generation);
+  const int lanes = std::min(link.spec.lanes, card.pcie_lanes);
+  if (generation == link.spec.generation && lanes == link.spec.lanes) return;
+  const std::string trained = "pcie-gen" + std::to_string(generation) + "-x" + std::to_string(lanes);
+  const std::string why = link.spec.name + " is a PCIe Gen" + std::to_string(link.spec.generation) + " x" +
+                          std::to_string(link.spec.lanes) + " link and the " + card.name + " a Gen" +
+                          std::to_string(card.pcie_generation) + " x" + std::to_string(card.pcie_lanes) +
+                          " card, so the link trains at Gen" + std::to_string(generation) + " x" + std::to_string(lanes);
+  const auto presets = catalogue.names("links");
+  if (std::find(presets.begin(), presets.end(), trained) == presets.end())
+    config::fail(at, "hardware.link", why + ", and no link preset " + trained + " describes that: add one under configs/links/");
+  LinkSetup down = link;
+  down.spec = hw::decode_link(catalogue.resolve("links", "link", Node::scalar(trained, at.origin()), "hardware.link"),
+                              "hardware.link");
+  down.trained_from = link.spec.name;
+  if (!down.measured) {
+    down.h2d_bandwidth = down.spec.typical_bandwidth;
+  } else if (down.h2d_bandwidth > down.spec.nominal_bandwidth) {
+    config::fail(at, "hardware.link.measured_h2d",
+                 why + ", whose nominal " + units::format_bandwidth(down.spec.nominal_bandwidth) +
+                     " is below the measured " + units::format_bandwidth(down.h2d_bandwidth));
+  }
+  link = down;
+}
+
 // hardware.gpu (a card with an optional count, or a list of cards) and hardware.link (every
 // card's, or a list with one per card).
 std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& catalogue) {
@@ -129,10 +159,10 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
     gpus.assign(static_cast<std::size_t>(one.count), one);
   }
   for (auto& g : gpus) g.count = static_cast<int>(gpus.size());
-  if (gpus.size() > 1)
-    for (std::size_t i = 0; i < gpus.size(); ++i)
-      if (gpus[i].spec.unified())
-        config::fail(gpu, "hardware.gpu", gpus[i].spec.name + " is a unified-memory part: it cannot be one of several cards");
+  for (const auto& g : gpus)
+    if (g.spec.unified())  // its memory is the host's: no VRAM beside RAM, no PCIe link between them
+      config::fail(gpu, "hardware.gpu", g.spec.name + " is a unified-memory part: `run` simulates discrete cards on a "
+                                        "PCIe link (see `vramsim fit` for this part)");
 
   const Node& link = hw.any("link");
   std::vector<LinkSetup> links;
@@ -148,6 +178,7 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
   }
   std::vector<CardSetup> cards;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (links[i].spec.kind == hw::LinkKind::Pcie) train_link(links[i], gpus[i].spec, link, catalogue);
     // A calibrated card: its measured copy rate and latency stand for the link's typical ones
     // (the scenario's measured_h2d still wins), if the link can carry them.
     const auto& cal = gpus[i].spec.calibration;
@@ -506,11 +537,21 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.gpu = s.cards.front().gpu;
     s.link = s.cards.front().link;
     for (const auto& card : s.cards)
+      if (!card.link.trained_from.empty()) {
+        s.warnings.push_back("hardware.link: the " + card.gpu.spec.name + " is a PCIe Gen" +
+                             std::to_string(card.gpu.spec.pcie_generation) + " x" + std::to_string(card.gpu.spec.pcie_lanes) +
+                             " card, so the " + card.link.trained_from + " slot trains at " + card.link.spec.name +
+                             ": simulated as " + card.link.spec.name);
+        break;
+      }
+    for (const auto& card : s.cards)
       if (card.link.h2d_bandwidth < 0.5 * card.link.spec.typical_bandwidth) {
-        s.warnings.push_back("hardware.link.measured_h2d (" + units::format_bandwidth(card.link.h2d_bandwidth) +
+        const std::string from = card.link.source == "measured_h2d" ? std::string("hardware.link.measured_h2d")
+                                                                      : "the calibration " + card.link.source;
+        s.warnings.push_back("the host -> card rate from " + from + " (" + units::format_bandwidth(card.link.h2d_bandwidth) +
                              ") is under half of " + card.link.spec.name + "'s typical " +
                              units::format_bandwidth(card.link.spec.typical_bandwidth) +
-                             "; the simulation uses the measured figure (set it anew after changing the link)");
+                             "; the simulation uses that figure (measure it anew after changing the link)");
         break;
       }
     if (const Node* sw = hw.optional_any("switch")) {
@@ -530,7 +571,11 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
     hw.finish();
   }
-  s.model = workloads::decode_model(catalogue.resolve("models", "model", r.any("model"), "model"), "model");
+  {
+    const Node model = catalogue.resolve("models", "model", r.any("model"), "model");
+    s.model = workloads::decode_model(model, "model");
+    workloads::check_native_format(model, "model", s.model.native_format, formats);
+  }
   const Node* engine = r.optional_any("engine");
   s.engine = decode_engine(engine ? *engine : Node::map(root.origin()), catalogue, formats, s.model,
                            static_cast<int>(s.cards.size()));

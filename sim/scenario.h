@@ -45,6 +45,7 @@ struct LinkSetup {
   double h2d_bandwidth = 0;           // measured host->device copy bandwidth, else the link's typical
   bool measured = false;              // h2d_bandwidth is the scenario's measured_h2d
   std::string source = "typical";     // where h2d_bandwidth comes from: "measured_h2d", "typical", a calibration file
+  std::string trained_from;           // the slot's preset when the card trained it down (else empty)
   int numa_node = 0;                  // the host socket (NUMA node) whose root port the link hangs off
   // Host -> card rate when the card reads the experts' host memory: h2d_bandwidth, or less when
   // part of that memory is on another NUMA node (its bytes also cross the inter-socket link):

@@ -106,6 +106,41 @@ TEST_CASE("offload to a host: resident share and a smaller model that beats it",
   CHECK(r.smaller_model_faster);
 }
 
+TEST_CASE("offload over several cards: the speed of the share whole layers keep in VRAM", "[fit]") {
+  Fixture f;
+  // Three F16 layers of Llama 8B on 2 x 12 GB: the total fits the two cards' usable memory, but
+  // one card must hold two whole layers and overfills, so part of them runs from RAM.
+  FitQuery q = f.query("llama-3.1-8b", "rtx-3060-12gb", "F16", 32768);
+  q.model.layers = 3;
+  q.gpus = 2;
+  q.host = f.host("ddr5-dual-channel");
+  FitReport r = analyse_fit(q, f.formats, f.models);
+  REQUIRE_FALSE(r.fits);
+  CHECK(r.headroom_bytes > 0);
+  CHECK(r.resident_fraction < 1.0);
+  REQUIRE(r.decode_tok_s);
+  BudgetRequest request;
+  request.bits_per_weight = q.quant.bits_per_weight;
+  request.context_tokens = q.context_tokens;
+  request.kv_bytes_per_element_k = request.kv_bytes_per_element_v = q.kv_k.bytes_per_element;
+  CHECK(*r.decode_tok_s ==
+        Approx(offload_decode_tok_s(q.model, request, q.gpu, q.gpus, q.host->memory_bandwidth, r.resident_fraction)));
+  CHECK(*r.decode_tok_s < r.gpu_decode_tok_s);
+}
+
+TEST_CASE("an MLA model's KV cache is its K type alone: no --kv-type-v advice", "[fit]") {
+  Fixture f;
+  FitQuery q = f.query("deepseek-v2-lite", "rtx-3060-12gb", "Q8_0", 32768);
+  q.kv_k = *f.formats.kv("q8_0");
+  q.kv_per_side = true;
+  FitReport r = analyse_fit(q, f.formats, f.models);
+  REQUIRE_FALSE(r.fits);
+  for (const auto& s : r.suggestions) {
+    INFO(s.change);
+    CHECK(s.change.find("--kv-type-v") == std::string::npos);
+  }
+}
+
 TEST_CASE("impossible questions are refused with a reason", "[fit]") {
   Fixture f;
   FitQuery zero = f.query("llama-3.1-8b", "rtx-4090", "Q4_K_M", 8192);

@@ -257,3 +257,14 @@ TEST_CASE("import-model: -o writes the file; errors exit 2 and write nothing", "
   CHECK_FALSE(std::filesystem::exists(not_written));
   test::check_usage_error("import-model '" + config + "' --name 'my: model'", "catalogue name");
 }
+
+TEST_CASE("import: a tiny test model's parameter count is one YAML number at any size", "[import]") {
+  // 8 hidden units, 1 layer, 16 tokens: a few thousand parameters, which "%ge9" once printed as
+  // "4.6e-06e9" and then refused to load.
+  auto tiny = import_json(R"({"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+                              "num_key_value_heads": 1, "intermediate_size": 16, "vocab_size": 16})");
+  REQUIRE(tiny.ok());
+  CHECK(tiny->spec.params_total > 100);
+  CHECK(tiny->spec.params_total < 1e4);
+  CHECK_THAT(tiny->yaml, Catch::Matches("(.|\n)*total: [0-9.]+e[0-9]+\n(.|\n)*"));
+}

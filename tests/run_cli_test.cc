@@ -221,6 +221,15 @@ TEST_CASE("physically impossible quantities and a capacity without its driver to
       {"hardware.gpu.memory.capacity=48GiB", "hardware.gpu.memory.driver_total: the driver's total (31.84 GiB) does not belong to a card of 48.00 GiB"},
       // Clearing a required key blames the --set that cleared it, not the catalogue file.
       {"hardware.link.latency=", "--set hardware.link.latency=: error: hardware.link.latency: required, but cleared here"},
+      // A PCIe link's nominal rate is its generation's lane rate x its lanes.
+      {"hardware.link.lanes=8", "15.75 GB/s is not the nominal rate of a PCIe Gen3 x8 link (7.88 GB/s per direction)"},
+      {"hardware.link.generation=5", "15.75 GB/s is not the nominal rate of a PCIe Gen5 x16 link (63.02 GB/s per direction)"},
+      // A unified-memory part has no VRAM beside RAM and no PCIe link.
+      {"hardware.gpu.preset=m4-max-128gb", "m4-max-128gb is a unified-memory part: `run` simulates discrete cards"},
+      // Sizes beyond any model, and top-k experts that do not fit in the active parameters.
+      {"model.params.total=1e308", "model.params.total: more than 1e15 parameters"},
+      {"model.params.active=1e9", "a token's top-10 routed experts alone (2122787520 parameters) exceed params.active"},
+      {"model.native_format=Q9_Z", "model.native_format: unknown weights format \"Q9_Z\""},
   };
   for (const auto& [assignment, message] : cases) vramsim::test::check_refused(shared, assignment, message);
   auto cleared = run_vramsim("run " + shared + " --set hardware.gpu.memory.capacity=48GiB --set hardware.gpu.memory.driver_total= "
@@ -230,6 +239,26 @@ TEST_CASE("physically impossible quantities and a capacity without its driver to
   // --set cannot reach into a list: the two-card scenario's links.
   vramsim::test::check_refused(std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml",
                                "hardware.link.1.measured_h2d=3GB/s", "hardware.link is a list; --set can replace it whole");
+}
+
+TEST_CASE("a slot faster or wider than the card trains at the card's generation and width", "[run][link]") {
+  const std::string rig = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/rtx2080-i9-10900x-llama-server.yaml";
+  // The RTX 2080 is a Gen3 x16 card: a Gen5 x16 slot runs it at Gen3 x16, and says so.
+  auto gen5 = run_vramsim("run " + rig + " --set hardware.link.preset=pcie-gen5-x16 --set workload.requests=1 --json");
+  auto gen3 = run_vramsim("run " + rig + " --set hardware.link.preset=pcie-gen3-x16 --set workload.requests=1 --json");
+  REQUIRE(gen5.status == 0);
+  REQUIRE(gen3.status == 0);
+  CHECK_THAT(gen5.err, Catch::Contains("the rtx-2080 is a PCIe Gen3 x16 card, so the pcie-gen5-x16 slot trains at "
+                                       "pcie-gen3-x16: simulated as pcie-gen3-x16"));
+  CHECK(vramsim::test::json_number(gen5.out, "bandwidth_gb_s", "links") == Approx(13.9));
+  auto without_wall = [](std::string json) { return json.erase(json.find("\"wall_s\"")); };
+  CHECK(without_wall(gen5.out) == without_wall(gen3.out));
+  // A narrower slot is the link: x8 stays x8. A measured rate above the trained link's nominal is refused.
+  auto x8 = run_vramsim("run " + rig + " --set hardware.link.preset=pcie-gen3-x8 --set workload.requests=1 --json");
+  REQUIRE(x8.status == 0);
+  CHECK(x8.err.find("trains at") == std::string::npos);
+  vramsim::test::check_refused(rig, "hardware.link.preset=pcie-gen5-x16 --set hardware.link.measured_h2d=40GB/s",
+                               "the link trains at Gen3 x16, whose nominal 15.8 GB/s is below the measured 40.0 GB/s");
 }
 
 // llama.cpp: a prompt batch of 32 tokens or more streams the CPU layers' weights to the first

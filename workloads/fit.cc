@@ -1,8 +1,9 @@
 #include "workloads/fit.h"
 
-#include "workloads/layer_split.h"
-
 #include <stdexcept>
+#include <utility>
+
+#include "workloads/layer_split.h"
 
 #include "core/units.h"
 
@@ -93,7 +94,9 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     rep.decode_tok_s = rep.gpu_decode_tok_s;
     return rep;
   }
-  if (q.host) rep.decode_tok_s = offload_estimate(q.model, r, q.gpu, q.gpus, q.host->memory_bandwidth).decode_tokens_per_second;
+  // Offloaded: the share the cards actually hold (whole layers per card) runs from VRAM.
+  if (q.host)
+    rep.decode_tok_s = offload_decode_tok_s(q.model, r, q.gpu, q.gpus, q.host->memory_bandwidth, rep.resident_fraction);
 
   // 1. A shorter context.
   if (rep.max_context_tokens > 0) {
@@ -115,7 +118,10 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
       if (smaller_kv.kv_bytes_per_element_k < r.kv_bytes_per_element_k) change = "--kv-type-k q8_0";
       if (smaller_kv.kv_bytes_per_element_v < r.kv_bytes_per_element_v) change += (change.empty() ? "" : " ") + std::string("--kv-type-v q8_0");
     }
-    rep.suggestions.push_back(evaluate("kv_cache", change, q, smaller_kv, rep.usable_bytes));
+    // Only a KV cache that shrinks is worth suggesting: an MLA model's latent cache is stored
+    // in the K type alone, so --kv-type-v changes nothing there.
+    if (Suggestion kv = evaluate("kv_cache", change, q, smaller_kv, rep.usable_bytes); kv.footprint.kv < rep.footprint.kv)
+      rep.suggestions.push_back(std::move(kv));
   }
   // 3. One quantisation level lower.
   if (!q.quant.native_only) {
@@ -138,7 +144,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     std::string change = "--model " + alt.name;
     if (ar.context_tokens < r.context_tokens) change += " --context " + std::to_string(ar.context_tokens);
     if (!native_only_refusal(q.quant, alt.name, alt.native_format).empty()) continue;
-    if (q.quant.name != alt.native_format) change += " --quant " + q.quant.name;
+    if (upper(q.quant.name) != upper(alt.native_format)) change += " --quant " + q.quant.name;
     Suggestion s = evaluate("smaller_model", change, aq, ar, rep.usable_bytes);
     if (!s.fits) continue;
     if (alt.params_total > best_params) {

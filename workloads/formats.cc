@@ -68,6 +68,16 @@ FormatTables FormatTables::load(const config::Catalogue& catalogue) {
   return t;
 }
 
+void check_native_format(const config::Node& model, const std::string& key_path, const std::string& native,
+                         const FormatTables& formats) {
+  if (formats.weight(native)) return;
+  std::string known;
+  for (const auto& name : formats.weight_names()) known += (known.empty() ? "" : ", ") + name;
+  const config::Node* at = model.is_map() ? model.find("native_format") : nullptr;
+  config::fail(at ? *at : model, key_path + ".native_format",
+               "unknown weights format \"" + native + "\" (configs/formats/weights.yaml has " + known + ")");
+}
+
 const WeightFormat* FormatTables::weight(const std::string& name) const {
   auto it = weights_.find(upper(name));
   return it == weights_.end() ? nullptr : &it->second;

@@ -30,6 +30,13 @@ std::string upper(std::string s);
 // Every command (fit, run, plan, scenarios) applies it.
 std::string native_only_refusal(const WeightFormat& format, const std::string& model, const std::string& native);
 
+class FormatTables;
+
+// Refuses (ConfigError at `model`'s native_format key) a model whose native weights format is
+// not in the formats table: every size and speed of the model starts from that format.
+void check_native_format(const config::Node& model, const std::string& key_path, const std::string& native,
+                         const FormatTables& formats);
+
 class FormatTables {
  public:
   // Loads configs/formats/weights.yaml and kv-cache.yaml. Throws ConfigError.

@@ -87,9 +87,14 @@ class Fields {
   std::string path_;
 };
 
+// A parameter count as a YAML number with four significant digits, "8.03e9": mantissa in
+// [1, 10) and a plain exponent, whatever the size ("%g" alone switches to "e+04" forms that
+// would not parse as one number once a suffix is appended).
 std::string format_params(double p) {
+  if (!(p > 0)) return "0";
+  const int exponent = static_cast<int>(std::floor(std::log10(p)));
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4ge9", p / 1e9);
+  std::snprintf(buf, sizeof buf, "%.4ge%d", p / std::pow(10.0, exponent), exponent);
   return buf;
 }
 

@@ -95,12 +95,16 @@ OffloadEstimate offload_estimate(const ModelSpec& model, const BudgetRequest& re
   const double total = footprint(model, request).total;
   const double usable = usable_bytes(gpu, gpus);
   e.resident_fraction = std::clamp(usable / total, 0.0, 1.0);
-  const double bytes = bytes_read_per_token(model, request);
-  const double gpu_seconds = e.resident_fraction * bytes / (gpu.memory_bandwidth * decode_efficiency(gpus));
-  const double host_seconds =
-      (1.0 - e.resident_fraction) * bytes / (host_bandwidth * budget::kHostDecodeEfficiency);
-  e.decode_tokens_per_second = 1.0 / (gpu_seconds + host_seconds);
+  e.decode_tokens_per_second = offload_decode_tok_s(model, request, gpu, gpus, host_bandwidth, e.resident_fraction);
   return e;
+}
+
+double offload_decode_tok_s(const ModelSpec& model, const BudgetRequest& request, const hw::GpuSpec& gpu, int gpus,
+                            double host_bandwidth, double resident_fraction) {
+  const double bytes = bytes_read_per_token(model, request);
+  const double gpu_seconds = resident_fraction * bytes / (gpu.memory_bandwidth * decode_efficiency(gpus));
+  const double host_seconds = (1.0 - resident_fraction) * bytes / (host_bandwidth * budget::kHostDecodeEfficiency);
+  return 1.0 / (gpu_seconds + host_seconds);
 }
 
 }  // namespace vramsim::workloads

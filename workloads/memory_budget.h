@@ -85,5 +85,9 @@ struct OffloadEstimate {
 };
 OffloadEstimate offload_estimate(const ModelSpec& model, const BudgetRequest& request, const hw::GpuSpec& gpu,
                                  int gpus, double host_bandwidth);
+// The same time per token for a given resident share (0..1), e.g. several cards that each hold
+// whole layers and so keep less than usable / total.
+double offload_decode_tok_s(const ModelSpec& model, const BudgetRequest& request, const hw::GpuSpec& gpu, int gpus,
+                            double host_bandwidth, double resident_fraction);
 
 }  // namespace vramsim::workloads

@@ -106,7 +106,11 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
   const std::string family = r.choice("family", {"dense", "moe"});
   {
     MapReader p = r.map("params");
+    // At most 1e15 parameters, hundreds of times the largest published models: beyond that the
+    // figures are no model's, only overflow (1e308 would make every size infinite).
+    constexpr double kMostParams = 1e15;
     m.params_total = p.number("total");
+    if (m.params_total > kMostParams) p.fail_at("total", "more than 1e15 parameters is not a model this tool can size");
     m.params_active = p.number("active");
     if (m.params_active > m.params_total)
       p.fail_at("active", "active parameters cannot exceed the total");
@@ -125,6 +129,11 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
     if (routed > m.params_total)
       r.fail_at("moe",
            "the routed experts alone (" + std::to_string(static_cast<long long>(routed)) + " parameters) exceed params.total");
+    // A token runs its top-k routed experts on every MoE layer: they are part of params.active.
+    const double routed_active = m.moe->expert_params * m.moe->experts_per_token * m.moe->layers;
+    if (routed_active > m.params_active)
+      r.fail_at("moe", "a token's top-" + std::to_string(m.moe->experts_per_token) + " routed experts alone (" +
+                           std::to_string(static_cast<long long>(routed_active)) + " parameters) exceed params.active");
   } else if (r.has("moe")) {
     fail(*r.optional_any("moe"), r.key_path("moe"), "a dense model has no experts; set family: moe");
   }
