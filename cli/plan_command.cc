@@ -166,8 +166,11 @@ void refuse_searched_keys(const std::vector<std::string>& sets) {
     for (const auto& s : searched) {
       const std::string k = s.key;
       const bool same = key == k || key.rfind(k + ".", 0) == 0 || k.rfind(key + ".", 0) == 0;
-      if (same)
-        throw UsageError("--set " + key + ": plan chooses " + k + " itself (" + s.instead + ")");
+      if (!same) continue;
+      if (k.rfind(key + ".", 0) == 0)  // a whole mapping that holds a searched key
+        throw UsageError("--set " + key + ": it would replace " + k + ", which plan chooses itself (" + s.instead +
+                         "); set the keys inside it one by one");
+      throw UsageError("--set " + key + ": plan chooses " + k + " itself (" + s.instead + ")");
     }
   }
 }

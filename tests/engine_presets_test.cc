@@ -173,6 +173,7 @@ TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option tha
   check_usage_error(plan + "--set workload.clients=4", "use --clients");
   check_usage_error(plan + "--set engine.weights.experts=Q8_0", "use --quant");
   check_usage_error(plan + "--engine hybrid-cpu-experts --set engine.expert_cache.size=10", "engine.expert_cache.size");
+  check_usage_error(plan + "--set 'engine={preset: llama.cpp}'", "--set engine: it would replace engine.kv_type, which plan chooses");
   // With several clients llama-server gets one slot each: -np is plan's, as its header says.
   check_usage_error(plan + "--clients 2 --set engine.parallel=3",
                     "--set engine.parallel: with --clients 2 plan gives llama-server one slot per client (-np 2)");

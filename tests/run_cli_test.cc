@@ -236,6 +236,9 @@ TEST_CASE("physically impossible quantities and a capacity without its driver to
                              "--set workload.requests=2 --json");
   INFO(cleared.err);
   CHECK(cleared.status == 0);
+  // An MLA model's latent cache has no sliding-window layers in the model: refused, not ignored.
+  vramsim::test::check_usage_error("run --model deepseek-v2-lite --gpu h200 --set 'model.attention.sliding_window={window: 128, layers: 10}'",
+                                   "sliding-window layers are modelled for gqa and mha attention, not for mla");
   // --set cannot reach into a list: the two-card scenario's links.
   vramsim::test::check_refused(std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml",
                                "hardware.link.1.measured_h2d=3GB/s", "hardware.link is a list; --set can replace it whole");

@@ -33,6 +33,10 @@ Attention decode_attention(MapReader a, int layers) {
                std::to_string(at.kv_heads) + ")");
   }
   if (auto sw = a.optional_map("sliding_window")) {
+    // The latent cache of an MLA model is sized for every layer at the full context
+    // (memory_budget.cc): a window there would be read and then ignored.
+    if (at.layout == AttentionLayout::Mla)
+      a.fail_at("sliding_window", "sliding-window layers are modelled for gqa and mha attention, not for mla");
     SlidingWindow w;
     w.window_tokens = sw->integer("window", 1, std::int64_t{1} << 40);
     w.layers = static_cast<int>(sw->integer("layers", 0, layers));
