@@ -81,6 +81,7 @@ void write_breakdown(json::Writer& j, const sim::StepCosts& c) {
       .field("stall", c.stall / t)
       .field("cpu_experts", c.cpu_experts / t)
       .field("launch_sync", c.launch_sync / t)
+      .field("cpu_layers", c.cpu_layers / t)
       .end_object();
 }
 
@@ -337,7 +338,8 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     o << "  decode step     " << fixed(t / static_cast<double>(r.decode_steps) * 1e3, 2) << " ms: compute "
       << fixed(100 * c.compute / t, 0) << "%, transfer " << fixed(100 * c.transfer / t, 0) << "%, stall "
       << fixed(100 * c.stall / t, 0) << "%, host experts " << fixed(100 * c.cpu_experts / t, 0) << "%, launch/sync "
-      << fixed(100 * c.launch_sync / t, 0) << "%\n";
+      << fixed(100 * c.launch_sync / t, 0) << "%"
+      << (c.cpu_layers > 0 ? ", CPU layers " + fixed(100 * c.cpu_layers / t, 0) + "%" : std::string()) << "\n";
   o << "  GPU             " << (p.cards > 1 ? "(" + std::to_string(p.cards) + " cards: mean util, summed power) " : std::string())
     << "util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1) << "%), mean power "
     << fixed(p.avg_power_w, 0) << " W"

@@ -277,7 +277,8 @@ class Builder {
   void breakdown(const Section&, SectionView& v) const {
     v.title = "Where a decode step's time goes";
     v.intro = "Mean decode step time split into compute, PCIe transfer, bubble (the GPU stalled waiting "
-              "for experts), experts computed on the host, and launch/sync overhead.";
+              "for experts), experts computed on the host, launch/sync overhead, and the host CPU running "
+              "the layers kept in RAM.";
     Chart c;
     c.kind = Chart::Kind::StackedBars;
     c.title = "Decode step time breakdown";
@@ -286,16 +287,20 @@ class Builder {
                                                          {"transfer", "step_time_breakdown.transfer"},
                                                          {"bubble", "step_time_breakdown.stall"},
                                                          {"host experts", "step_time_breakdown.cpu_experts"},
-                                                         {"launch/sync", "step_time_breakdown.launch_sync"}};
+                                                         {"launch/sync", "step_time_breakdown.launch_sync"},
+                                                         {"CPU layers", "step_time_breakdown.cpu_layers"}};
     for (const auto& [name, path] : parts) c.series.push_back({name, {}, {}, {}, {}});
-    v.table = table({"step ms", "compute ms", "transfer ms", "bubble ms", "host experts ms", "launch/sync ms"});
+    v.table = table({"step ms", "compute ms", "transfer ms", "bubble ms", "host experts ms", "launch/sync ms", "CPU layers ms"});
     for (const auto& r : rows_) {
       const std::string label = study_.label(*r.point);
       c.categories.push_back(label.empty() ? study_.name : label);
       const double step = r.metric("decode_step_ms");
       std::vector<std::string> cells = {fmt(step, 2)};
       for (std::size_t k = 0; k < std::size(parts); ++k) {
-        const double ms = step * r.metric(parts[k].second);
+        // A share absent from a result (cpu_layers, in results written before it existed) is none;
+        // a failed point has no step time, so its cells stay empty.
+        const double share = r.metric(parts[k].second);
+        const double ms = step * (std::isnan(share) ? 0.0 : share);
         c.series[k].y.push_back(ms);
         cells.push_back(fmt(ms, 2));
       }

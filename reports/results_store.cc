@@ -129,6 +129,7 @@ const std::vector<std::string>& csv_metrics() {
       "vram.card_mib", "vram.free_at_start_mib", "ttft_s.p50", "ttft_s.p95", "e2e_s.p50",
       "throughput_tok_s", "decode_step_ms", "step_time_breakdown.compute", "step_time_breakdown.transfer",
       "step_time_breakdown.stall", "step_time_breakdown.cpu_experts", "step_time_breakdown.launch_sync",
+      "step_time_breakdown.cpu_layers",
       "gpu.util", "gpu.avg_power_w", "energy.j_per_token", "requests.completed", "requests.rejected"};
   return metrics;
 }

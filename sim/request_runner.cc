@@ -255,6 +255,7 @@ StepResult RequestRunner::step(bool keep_layers) {
     }
     // Never faster than the step's FLOPs (binds only for many verified positions).
     costs.compute = std::max(costs.compute, stage.model->compute_floor(tokens));
+    if (stage.card < 0) costs = as_cpu_layers(costs);
     if (!side_by_side_)
       out.costs += costs;
     else if (costs.total() > out.costs.total())
@@ -367,6 +368,7 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }
     costs.compute = std::max(costs.compute, stage.model->compute_floor(positions));
+    if (stage.card < 0) costs = as_cpu_layers(costs);
     if (!lead.side_by_side_)
       out.costs += costs;
     else if (costs.total() > out.costs.total())

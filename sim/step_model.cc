@@ -29,11 +29,19 @@ StepCosts& StepCosts::operator+=(const StepCosts& o) {
   stall += o.stall;
   cpu_experts += o.cpu_experts;
   launch_sync += o.launch_sync;
+  cpu_layers += o.cpu_layers;
   host_idle += o.host_idle;
   vram_bytes += o.vram_bytes;
   pcie_bytes += o.pcie_bytes;
   flops += o.flops;
   return *this;
+}
+
+StepCosts as_cpu_layers(StepCosts c) {
+  c.cpu_layers = c.total();
+  c.host_idle = c.cpu_layers;
+  c.compute = c.transfer = c.stall = c.cpu_experts = c.launch_sync = 0;
+  return c;
 }
 
 StepCosts& StepCosts::operator-=(const StepCosts& o) {
@@ -42,6 +50,7 @@ StepCosts& StepCosts::operator-=(const StepCosts& o) {
   stall -= o.stall;
   cpu_experts -= o.cpu_experts;
   launch_sync -= o.launch_sync;
+  cpu_layers -= o.cpu_layers;
   host_idle -= o.host_idle;
   vram_bytes -= o.vram_bytes;
   pcie_bytes -= o.pcie_bytes;

@@ -34,14 +34,20 @@ struct StepCosts {
   double stall = 0;        // synchronisation bubbles with the host
   double cpu_experts = 0;  // waiting on the host's expert compute beyond the bubble
   double launch_sync = 0;  // kernel launches and the host's per-step work
-  double host_idle = 0;    // time with no kernel resident (host step work, part of the bubbles)
+  double cpu_layers = 0;   // the host CPU running the layers kept in RAM (llama.cpp -ngl below the layer count)
+  double host_idle = 0;    // time with no kernel resident (host step work, part of the bubbles, the CPU's layers)
   double vram_bytes = 0;   // bytes streamed from VRAM
   double pcie_bytes = 0;   // bytes over the host link (zero-copy reads, copies, activations)
   double flops = 0;        // FLOPs the GPU's tensor cores run: GEMMs (2 x active parameters per position) and prefill attention
-  double total() const { return compute + transfer + stall + cpu_experts + launch_sync; }
+  double total() const { return compute + transfer + stall + cpu_experts + launch_sync + cpu_layers; }
   StepCosts& operator+=(const StepCosts& o);
   StepCosts& operator-=(const StepCosts& o);
 };
+
+// A stage the host CPU runs (its RAM-resident layers): the whole of its time is the CPU's, with
+// no kernel resident on any card; the step model's split of it (streaming, launches) becomes
+// `cpu_layers`.
+StepCosts as_cpu_layers(StepCosts c);
 
 // One layer's expert situation in a step (distinct experts).
 struct LayerExperts {

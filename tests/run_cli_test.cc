@@ -264,6 +264,27 @@ TEST_CASE("a slot faster or wider than the card trains at the card's generation 
                                "the link trains at Gen3 x16, whose nominal 15.8 GB/s is below the measured 40.0 GB/s");
 }
 
+TEST_CASE("the host CPU's layers are their own share of a decode step, not GPU compute", "[run][llama.cpp]") {
+  // Mixtral on an RTX 3090 with its first layers in RAM (-ngl below the layer count).
+  const std::string offload = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/mixtral-3090-offload.yaml";
+  const std::string out = vramsim::test::run_ok("run " + offload + " --set workload.requests=3 --json");
+  using vramsim::test::json_number;
+  const double cpu = json_number(out, "cpu_layers", "step_time_breakdown");
+  const double compute = json_number(out, "compute", "step_time_breakdown");
+  CHECK(cpu > 0.3);
+  // One card, so the GPU's useful time is the compute share of the decode steps (and the
+  // prefill's, which is small here).
+  CHECK(compute == Approx(json_number(out, "useful_fraction", "gpu")).epsilon(0.1));
+  double sum = 0;
+  for (const char* part : {"compute", "transfer", "stall", "cpu_experts", "launch_sync", "cpu_layers"})
+    sum += json_number(out, part, "step_time_breakdown");
+  CHECK(sum == Approx(1.0));
+  // Every layer on the card: no CPU share.
+  const std::string all_gpu = vramsim::test::run_ok("run " + offload + " --set workload.requests=1 --set engine.gpu_layers=32 "
+                                                    "--set hardware.gpu.count=2 --json");
+  CHECK(json_number(all_gpu, "cpu_layers", "step_time_breakdown") == 0);
+}
+
 // llama.cpp: a prompt batch of 32 tokens or more streams the CPU layers' weights to the first
 // card once per micro-batch; the card's link carries them.
 TEST_CASE("a long prompt's CPU layers stream over the first card's link, once per micro-batch", "[run][llama.cpp]") {
