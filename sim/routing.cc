@@ -143,11 +143,13 @@ RequestRouter::RequestRouter(const LayerPopularity& popularity, const RoutingPar
     double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
     alpha_ = std::min(1.0, params.alpha_median * std::exp(params.alpha_sigma * z));
   }
-  cumulative_.assign(static_cast<std::size_t>(layers), std::vector<double>(static_cast<std::size_t>(experts_) + 1, 0.0));
-  last_u_.assign(static_cast<std::size_t>(layers), -1.0);
-  last_picks_.assign(static_cast<std::size_t>(layers), {});
-  index_.assign(static_cast<std::size_t>(layers), {});
   if (experts_ > 65535) throw std::invalid_argument("more than 65535 experts per layer");
+  cum_stride_ = static_cast<std::size_t>(experts_) + 1;
+  index_stride_ = static_cast<std::size_t>(top_k_ * kBucketsPerUnit) + 1;
+  cumulative_.assign(static_cast<std::size_t>(layers) * cum_stride_, 0.0);
+  index_.assign(static_cast<std::size_t>(layers) * index_stride_, 0);
+  last_u_.assign(static_cast<std::size_t>(layers), -1.0);
+  last_picks_.assign(static_cast<std::size_t>(layers) * static_cast<std::size_t>(top_k_), 0);
   const auto n = static_cast<std::uint64_t>(experts_);
   for (int layer = 0; layer < layers; ++layer) {
     const auto& pi = popularity[static_cast<std::size_t>(layer)].inclusion();
@@ -163,7 +165,7 @@ RequestRouter::RequestRouter(const LayerPopularity& popularity, const RoutingPar
       }
     }
     const std::uint64_t shift = layer_rng.bits(64) % n;
-    auto& cum = cumulative_[static_cast<std::size_t>(layer)];
+    double* cum = cumulative_.data() + static_cast<std::size_t>(layer) * cum_stride_;
     std::uint64_t mapped = shift;  // (a r + shift) mod E, updated incrementally
     for (int r = 0; r < experts_; ++r) {
       cum[r + 1] = cum[r] + (1.0 - alpha_) * pi[static_cast<std::size_t>(r)] + alpha_ * pi[mapped];
@@ -172,10 +174,9 @@ RequestRouter::RequestRouter(const LayerPopularity& popularity, const RoutingPar
     }
     cum[static_cast<std::size_t>(experts_)] = top_k_;  // exact, so that the last point u + k - 1 < k always lands
     // Inverse-CDF index: bucket b covers cumulative mass [b, b+1) / kBucketsPerUnit.
-    auto& idx = index_[static_cast<std::size_t>(layer)];
-    idx.resize(static_cast<std::size_t>(top_k_ * kBucketsPerUnit) + 1);
+    std::uint16_t* idx = index_.data() + static_cast<std::size_t>(layer) * index_stride_;
     std::size_t e = 0;
-    for (std::size_t b = 0; b < idx.size(); ++b) {
+    for (std::size_t b = 0; b < index_stride_; ++b) {
       const double mass = static_cast<double>(b) / kBucketsPerUnit;
       while (e + 1 < static_cast<std::size_t>(experts_) && cum[e + 1] <= mass) ++e;
       idx[b] = static_cast<std::uint16_t>(e);
@@ -183,35 +184,36 @@ RequestRouter::RequestRouter(const LayerPopularity& popularity, const RoutingPar
   }
 }
 
-const std::vector<int>& RequestRouter::route(int layer, std::uint64_t token) {
-  auto& last = last_u_[static_cast<std::size_t>(layer)];
+std::span<const int> RequestRouter::route(int layer, std::uint64_t token) {
+  const auto l = static_cast<std::size_t>(layer);
+  const auto k = static_cast<std::size_t>(top_k_);
+  int* out = last_picks_.data() + l * k;
+  double& last = last_u_[l];
   // One 64-bit hash of (token, layer) decides locality (its low 32 bits); a second gives u.
   const std::uint64_t h = rng_.bits((token << 8) ^ static_cast<std::uint64_t>(layer));
-  auto& out = last_picks_[static_cast<std::size_t>(layer)];
   if (last >= 0 && static_cast<double>(h & 0xFFFFFFFFULL) * (1.0 / 4294967296.0) < locality_)
-    return out;  // the same experts as the previous token
+    return {out, k};  // the same experts as the previous token
   const double u = static_cast<double>(splitmix64(h) >> 11) * (1.0 / 9007199254740992.0);
   last = u;
-  const auto& cum = cumulative_[static_cast<std::size_t>(layer)];
-  const auto& idx = index_[static_cast<std::size_t>(layer)];
-  out.resize(static_cast<std::size_t>(top_k_));
-  for (int j = 0; j < top_k_; ++j) {
-    const double point = u + j;
+  const double* cum = cumulative_.data() + l * cum_stride_;
+  const std::uint16_t* idx = index_.data() + l * index_stride_;
+  for (std::size_t j = 0; j < k; ++j) {
+    const double point = u + static_cast<double>(j);
     // The index bounds the search to the experts whose intervals meet the point's bucket; find
     // the interval [cum[e], cum[e+1]) holding the point by binary search within them.
     // cum[idx[b]] <= b / units <= point < (b + 1) / units < cum[idx[b + 1] + 1], so the answer,
     // the last e with cum[e] <= point, lies in [idx[b], idx[b + 1]]. Branch-free bisection.
     const auto bucket = static_cast<std::size_t>(point * kBucketsPerUnit);
-    const double* base = cum.data() + idx[bucket];
+    const double* base = cum + idx[bucket];
     std::size_t n = static_cast<std::size_t>(idx[bucket + 1]) - idx[bucket] + 1;
     while (n > 1) {
       const std::size_t half = n / 2;
       base = base[half] <= point ? base + half : base;
       n -= half;
     }
-    out[static_cast<std::size_t>(j)] = static_cast<int>(base - cum.data());
+    out[j] = static_cast<int>(base - cum);
   }
-  return out;
+  return {out, k};
 }
 
 }  // namespace vramsim::sim

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,9 +100,12 @@ class RequestRouter {
   double alpha() const { return alpha_; }
   // Writes the k experts (popularity ranks in the global order) of `token` at `layer` to out.
   // Tokens must be asked in increasing order per layer (locality refers to the previous token).
-  void experts(int layer, std::uint64_t token, std::vector<int>& out) { out = route(layer, token); }
+  void experts(int layer, std::uint64_t token, std::vector<int>& out) {
+    const auto picks = route(layer, token);
+    out.assign(picks.begin(), picks.end());
+  }
   // The same without a copy: the result stays valid until the layer's next call.
-  const std::vector<int>& route(int layer, std::uint64_t token);
+  std::span<const int> route(int layer, std::uint64_t token);
 
  private:
   int experts_ = 0;
@@ -109,11 +113,14 @@ class RequestRouter {
   double locality_ = 0;
   double alpha_ = 0;
   CounterRng rng_;
-  static constexpr int kBucketsPerUnit = 64;       // resolution of the inverse-CDF index
-  std::vector<std::vector<double>> cumulative_;  // per layer, size experts+1, last = k
-  std::vector<std::vector<std::uint16_t>> index_;  // per layer: first expert whose interval reaches each bucket
-  std::vector<double> last_u_;                   // per layer, the previous token's offset
-  std::vector<std::vector<int>> last_picks_;     // per layer, the previous token's experts
+  static constexpr int kBucketsPerUnit = 64;  // resolution of the inverse-CDF index
+  // Per layer, each in one flat array (layer-major) so that a look-up is one offset away:
+  std::size_t cum_stride_ = 0;          // experts + 1
+  std::size_t index_stride_ = 0;        // top_k x kBucketsPerUnit + 1
+  std::vector<double> cumulative_;      // cumulative inclusion mass, cum[0] = 0 ... cum[experts] = k
+  std::vector<std::uint16_t> index_;    // per bucket: the first expert whose interval reaches it
+  std::vector<double> last_u_;          // the previous token's offset (-1: none yet)
+  std::vector<int> last_picks_;         // the previous token's experts, top_k per layer
 };
 
 }  // namespace vramsim::sim
