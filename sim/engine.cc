@@ -233,6 +233,7 @@ class Simulation {
     s4u::this_actor::sleep_for(fixed.host_idle);
     s4u::this_actor::execute((fixed.total() - fixed.host_idle) * kSpeed);
     out_.simgrid_activities += 2;
+    std::vector<s4u::CommPtr> prefetches;  // profile-lru's background copies: the step ends once they are in
     for (const auto& layer : step.layers) {
       const StepModel::LayerDemand d = model().layer_demand(layer.experts, tokens, kv_tokens);
       s4u::this_actor::execute(d.gpu_before * kSpeed);
@@ -275,11 +276,16 @@ class Simulation {
       if (hits) hits->wait();
       if (reads) reads->wait();
       if (host) host->wait();
+      if (d.prefetch_bytes > 0) {  // copied in behind the layer, sharing the link with what follows
+        prefetches.push_back(s4u::Comm::sendto_async(host_, gpu_, static_cast<std::uint64_t>(d.prefetch_bytes)));
+        ++out_.simgrid_activities;
+      }
       if (d.gpu_after > 0) {
         s4u::this_actor::execute(d.gpu_after * kSpeed);
         ++out_.simgrid_activities;
       }
     }
+    for (const auto& copy : prefetches) copy->wait();
   }
 
   // A wait with nothing resident (a SimGrid sleep activity when longer than zero).

@@ -255,6 +255,7 @@ StepResult RequestRunner::step(bool keep_layers) {
     }
     // Never faster than the step's FLOPs (binds only for many verified positions).
     costs.compute = std::max(costs.compute, stage.model->compute_floor(tokens));
+    costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // the link's work ends the step at the earliest
     if (stage.card < 0) costs = as_cpu_layers(costs);
     if (!side_by_side_)
       out.costs += costs;
@@ -368,6 +369,7 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }
     costs.compute = std::max(costs.compute, stage.model->compute_floor(positions));
+    costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // the link's work ends the step at the earliest
     if (stage.card < 0) costs = as_cpu_layers(costs);
     if (!lead.side_by_side_)
       out.costs += costs;

@@ -34,6 +34,7 @@ StepCosts& StepCosts::operator+=(const StepCosts& o) {
   vram_bytes += o.vram_bytes;
   pcie_bytes += o.pcie_bytes;
   flops += o.flops;
+  link_busy += o.link_busy;
   return *this;
 }
 
@@ -55,6 +56,7 @@ StepCosts& StepCosts::operator-=(const StepCosts& o) {
   vram_bytes -= o.vram_bytes;
   pcie_bytes -= o.pcie_bytes;
   flops -= o.flops;
+  link_busy -= o.link_busy;
   return *this;
 }
 
@@ -122,6 +124,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
     c.compute += e.misses * expert_bytes_ / bw_;
     c.vram_bytes += e.misses * expert_bytes_;
     c.pcie_bytes = e.misses * slot_bytes_;
+    c.link_busy = copy;
     return c;
   }
   // Host compute + zero-copy reads, in parallel; the GPU's own hits overlap them.
@@ -140,6 +143,13 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   const double beyond = extra - c.stall;
   (t_pcie > t_cpu ? c.transfer : c.cpu_experts) = beyond;
   c.pcie_bytes = pcie * expert_bytes_ + (cpu > 0 ? 2.0 * tokens * activation_bytes_ : 0.0);
+  c.link_busy = t_pcie + (cpu > 0 ? activations : 0.0);
+  if (s_.engine.policy == CachePolicy::ProfileLru) {
+    // The misses are then copied into the LRU part in the background, one copy engine, for
+    // later tokens: link time and bytes, but no wait here.
+    c.pcie_bytes += e.misses * slot_bytes_;
+    c.link_busy += e.misses * (link_latency_ + slot_bytes_ / link_bw_);
+  }
   return c;
 }
 
@@ -163,6 +173,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   d.host_experts = e.misses - e.pcie_reads;
   if (d.host_experts > 0) d.host_transfer = 2.0 * tokens * activation_bytes_ / link_bw_;
   d.link_bytes = e.pcie_reads * expert_bytes_ / zero_copy_ * to_nominal;
+  if (s_.engine.policy == CachePolicy::ProfileLru) d.prefetch_bytes = e.misses * slot_bytes_ * to_nominal;
   return d;
 }
 

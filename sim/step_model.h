@@ -39,6 +39,10 @@ struct StepCosts {
   double vram_bytes = 0;   // bytes streamed from VRAM
   double pcie_bytes = 0;   // bytes over the host link (zero-copy reads, copies, activations)
   double flops = 0;        // FLOPs the GPU's tensor cores run: GEMMs (2 x active parameters per position) and prefill attention
+  // Seconds the host link is busy, every use included (reads, copies, activations, and the
+  // background prefetch copies of profile-lru that no layer waits for): a step cannot end
+  // before its link work does (RequestRunner applies it as a floor). Not part of total().
+  double link_busy = 0;
   double total() const { return compute + transfer + stall + cpu_experts + launch_sync + cpu_layers; }
   StepCosts& operator+=(const StepCosts& o);
   StepCosts& operator-=(const StepCosts& o);
@@ -102,6 +106,9 @@ class StepModel {
     // transfer time there: zero-copy efficiency and the experts' NUMA rate are folded in.
     double link_bytes = 0;
     double link_wait = 0;      // seconds: per-copy latencies beyond the one the link charges
+    // profile-lru: the misses' copies into the LRU part, in the background (no layer waits for
+    // them, but they share the link and the step ends only once they are in). Nominal-rate bytes.
+    double prefetch_bytes = 0;
   };
   LayerDemand layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const;
   // Host throughput of one worker group, bytes of expert weights per second.

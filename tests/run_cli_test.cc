@@ -285,6 +285,27 @@ TEST_CASE("the host CPU's layers are their own share of a decode step, not GPU c
   CHECK(json_number(all_gpu, "cpu_layers", "step_time_breakdown") == 0);
 }
 
+TEST_CASE("profile-lru's background copies use the link: counted, and never beyond its bandwidth", "[run][cache]") {
+  const std::string base = "run " + scenario("shared") + " --set workload.requests=4 --json ";
+  const std::string prefetch = "--set engine.expert_cache.policy=profile-lru --set engine.expert_cache.dynamic_share=1 ";
+  using vramsim::test::json_number;
+  const std::string pinned = vramsim::test::run_ok(base);
+  const std::string copied = vramsim::test::run_ok(base + prefetch);
+  const std::string overlapped = vramsim::test::run_ok(base + prefetch + "--set workload.clients=2 --set engine.parallel=2 "
+                                                       "--set engine.slot_scheduling=overlapped");
+  // With every slot in the LRU part the cache admits and evicts as lru does, and every miss is
+  // copied in as lru's are, besides being read or computed for the step: at least lru's bytes.
+  const std::string lru = vramsim::test::run_ok(base + "--set engine.expert_cache.policy=lru");
+  CHECK(json_number(copied, "p50", "expert_hit_rate") == json_number(lru, "p50", "expert_hit_rate"));
+  CHECK(json_number(copied, "gb", "links") > json_number(lru, "gb", "links"));
+  CHECK(json_number(copied, "gb", "links") > 2 * json_number(pinned, "gb", "links"));
+  // ... and the link carries them within its bandwidth, whether a step's link work sets a floor
+  // (one slot) or the copies are link transfers of their own (overlapped slots).
+  CHECK(json_number(copied, "util", "links") <= 1.0);
+  CHECK(json_number(overlapped, "util", "links") <= 1.0);
+  CHECK(json_number(overlapped, "gb", "links") > 2 * json_number(pinned, "gb", "links"));
+}
+
 // llama.cpp: a prompt batch of 32 tokens or more streams the CPU layers' weights to the first
 // card once per micro-batch; the card's link carries them.
 TEST_CASE("a long prompt's CPU layers stream over the first card's link, once per micro-batch", "[run][llama.cpp]") {
