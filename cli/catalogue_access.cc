@@ -21,6 +21,13 @@ void apply_overrides(config::Node& root, const std::vector<std::string>& assignm
   }
 }
 
+void apply_seed(config::Node& root, const Args& args) {
+  const auto seed = args.get("--seed");
+  if (!seed) return;
+  auto applied = config::apply_override(root, "seed=" + *seed, "--seed " + *seed);
+  if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
+}
+
 std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue) {
   std::vector<workloads::ModelSpec> out;
   for (const auto& name : catalogue.names("models")) {
@@ -37,7 +44,7 @@ sim::Scenario load_scenario(const Args& args, const std::string& command) {
   auto tree = config::load_yaml_file(args.positional().at(0));
   if (!tree) throw config::ConfigError(tree.error());
   apply_overrides(*tree, args.all("--set"));
-  if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
+  apply_seed(*tree, args);
   sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
   for (const auto& w : scenario.warnings) std::cerr << "vramsim " << command << ": warning: " << w << "\n";
   return scenario;

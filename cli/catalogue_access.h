@@ -20,6 +20,8 @@ config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir);
 
 // Applies each `key=value` to `root` (the --set options). Throws UsageError on a malformed one.
 void apply_overrides(config::Node& root, const std::vector<std::string>& assignments);
+// --seed N as `seed: N`, its errors naming --seed.
+void apply_seed(config::Node& root, const Args& args);
 
 // The scenario file named by the command's one positional argument, with its --set overrides
 // and --seed applied (and --configs for the catalogue), decoded; warnings printed on stderr as

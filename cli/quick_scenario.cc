@@ -117,7 +117,7 @@ sim::Scenario named_scenario(const Args& args) {
   auto tree = config::parse_yaml(y.str(), "<command line>");
   if (!tree) throw config::ConfigError(tree.error());
   apply_overrides(*tree, args.all("--set"));
-  if (auto seed = args.get("--seed")) apply_overrides(*tree, {"seed=" + *seed});
+  apply_seed(*tree, args);
   sim::Scenario s = sim::decode_scenario(*tree, catalogue, formats);
   for (const auto& w : s.warnings) std::cerr << "vramsim run: warning: " << w << "\n";
   return s;

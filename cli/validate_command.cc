@@ -73,6 +73,7 @@ int validate_command(const std::vector<std::string>& argv) {
                  "exits 1 when a case is out of its tolerance.\n";
     return 0;
   }
+  if (args.positional().size() > 1) throw UsageError("expected at most one dataset (see --help)");
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   const std::string name = args.positional().empty() ? "case-study" : args.positional()[0];
   const fs::path file = name.ends_with(".yaml") ? fs::path(name) : catalogue.root() / "validation" / (name + ".yaml");

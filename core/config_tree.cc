@@ -158,8 +158,8 @@ Result<Node> load_yaml_file(const std::string& path) {
   return parse_yaml(text.str(), path);
 }
 
-Status apply_override(Node& root, std::string_view assignment) {
-  const Origin cli{"--set " + std::string(assignment), 0, 0};
+Status apply_override(Node& root, std::string_view assignment, std::string_view spelled_as) {
+  const Origin cli{spelled_as.empty() ? "--set " + std::string(assignment) : std::string(spelled_as), 0, 0};
   auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0)
     return Error{"error: --set expects key.path=value, got \"" + std::string(assignment) + "\""};

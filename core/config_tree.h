@@ -79,7 +79,8 @@ Result<Node> load_yaml_file(const std::string& path);
 
 // Applies one command-line override "a.b.c=value" to `root`, creating maps on the way.
 // The value is parsed as YAML (so `--set engine.parallel=4` and `--set x=[1,2]` both work);
-// an empty value (`--set key=`) unsets the key.
-Status apply_override(Node& root, std::string_view assignment);
+// an empty value (`--set key=`) unsets the key. `spelled_as` is the option as the user typed
+// it, which messages about the value name (default: "--set ASSIGNMENT").
+Status apply_override(Node& root, std::string_view assignment, std::string_view spelled_as = {});
 
 }  // namespace vramsim::config

@@ -82,7 +82,10 @@ std::string gnuplot_script(const Chart& c) {
     s += c.kind == Chart::Kind::StackedBars ? "set style histogram rowstacked\n"
                                             : "set style histogram clustered gap 1\n";
     s += "set style fill solid 0.85 border -1\nset boxwidth 0.8\n";
-    if (c.categories.size() > 6) s += "set xtics rotate by -30\n";
+    // Slanted labels once they would run into each other: many bars, or long labels.
+    std::size_t label_chars = 0;
+    for (const auto& category : c.categories) label_chars += category.size();
+    if (c.categories.size() > 6 || label_chars > 60) s += "set xtics rotate by -30\n";
     s += "$t << EOD\n";
     for (std::size_t i = 0; i < c.categories.size(); ++i) {
       s += field(c.categories[i]);
