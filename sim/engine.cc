@@ -217,10 +217,17 @@ class Simulation {
   double run_whole_step(double seconds) {
     if (s_.engine.parallel > 1) engine_loop_->lock();
     const double start = s4u::Engine::get_clock();
+    if (overlapped()) kernel_on();  // a prefill beside the other slots' steps: resident throughout
     s4u::this_actor::sleep_for(seconds);
+    if (overlapped()) kernel_off();
     ++out_.simgrid_activities;
     if (s_.engine.parallel > 1) engine_loop_->unlock();
     return start;
+  }
+
+  // Slots whose steps run at once on one card, contending layer by layer (run_step_contended).
+  bool overlapped() const {
+    return !staged() && s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
   }
 
   // With several slots, a step runs layer by layer as separate activities so that the slots
@@ -231,6 +238,7 @@ class Simulation {
   void run_step_contended(const StepResult& step, int tokens, std::int64_t kv_tokens) {
     const StepCosts fixed = model().step_fixed(tokens);
     s4u::this_actor::sleep_for(fixed.host_idle);
+    kernel_on();
     s4u::this_actor::execute((fixed.total() - fixed.host_idle) * kSpeed);
     out_.simgrid_activities += 2;
     std::vector<s4u::CommPtr> prefetches;  // profile-lru's background copies: the step ends once they are in
@@ -245,7 +253,12 @@ class Simulation {
       }
       s4u::ExecPtr hits = d.gpu_hits > 0 ? gpu_->exec_async(d.gpu_hits * kSpeed) : nullptr;
       if (hits) ++out_.simgrid_activities;
-      pause(d.sync);
+      // The bubble: its first miss_sync_idle has no kernel resident (as in the step model).
+      const double idle = std::min(d.sync, s_.engine.physics.miss_sync_idle);
+      kernel_off();
+      pause(idle);
+      kernel_on();
+      pause(d.sync - idle);
       // The link's and the host's paths each wait out their fixed part before their work: start
       // the one with the shorter wait first, the other after the difference.
       constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -286,6 +299,20 @@ class Simulation {
       }
     }
     for (const auto& copy : prefetches) copy->wait();
+    kernel_off();
+  }
+
+  // Overlapped slots: the driver's "kernel resident" time is the union of the slots' resident
+  // spans, not their sum (one slot's wait may overlap another's kernels). Counted here as the
+  // steps run, instead of from the step model's costs (account_gpu).
+  void kernel_on() {
+    if (resident_slots_++ == 0) resident_since_ = s4u::Engine::get_clock();
+  }
+  void kernel_off() {
+    if (--resident_slots_ > 0) return;
+    const double span = s4u::Engine::get_clock() - resident_since_;
+    out_.gpu_resident_s += span;
+    out_.card_use.front().busy_s += span;  // one card: overlapped slots are single-card only
   }
 
   // A wait with nothing resident (a SimGrid sleep activity when longer than zero).
@@ -615,7 +642,7 @@ class Simulation {
   // RequestRunner::take_prefill_token) and the shared prefixes now cached.
   void book_prefill(const StepCosts& pre, const std::vector<Prefilled>& jobs) {
     out_.prefill += pre;
-    account_gpu(pre);
+    account_gpu(pre, overlapped());  // counted as it ran (run_whole_step)
     for (const auto& [job, runner] : jobs) {
       runner->take_prefill_token();
       if (job->shape.prefix_id >= 0 && job->shape.prefix_tokens > 0) prefixes_.insert(job->shape.prefix_id);
@@ -631,7 +658,7 @@ class Simulation {
     rec.first_token_s = s4u::Engine::get_clock();
     rec.prefill_s = rec.first_token_s - rec.start_s;
 
-    const bool contended = !staged() && s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
+    const bool contended = overlapped();
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
     if (expert_split()) runner.set_exchange(exchange_times(tokens));
     while (!runner.done()) {
@@ -649,7 +676,7 @@ class Simulation {
       else
         t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
-      account_gpu(step.costs);
+      account_gpu(step.costs, contended);
       // Overlapped slots' steps run at once: each slot's uncontended layout on tracks of its own.
       if (!staged() && out_.decode_steps < options_.trace_steps)
         record_trace(t0, step, contended ? " (" + s4u::this_actor::get_name() + ")" : std::string());
@@ -704,15 +731,16 @@ class Simulation {
       options_.on_progress(static_cast<int>(out_.completed + out_.rejected()), s_.workload.requests);
   }
 
-  void account_gpu(const StepCosts& c) {
-    out_.gpu_resident_s += c.total() - c.host_idle;
+  // `resident_measured`: the step's kernel-resident time was counted as it ran (kernel_on/off).
+  void account_gpu(const StepCosts& c, bool resident_measured = false) {
+    if (!resident_measured) out_.gpu_resident_s += c.total() - c.host_idle;
     out_.gpu_busy_useful_s += c.compute;
-    if (!staged()) use_card(0, c);
+    if (!staged()) use_card(0, c, resident_measured);
   }
 
-  void use_card(int card, const StepCosts& c) {
+  void use_card(int card, const StepCosts& c, bool resident_measured = false) {
     auto& u = out_.card_use[static_cast<std::size_t>(card)];
-    u.busy_s += c.total() - c.host_idle;
+    if (!resident_measured) u.busy_s += c.total() - c.host_idle;
     u.compute_s += c.compute;
     u.vram_bytes += c.vram_bytes;
     u.flops += c.flops;
@@ -937,6 +965,8 @@ class Simulation {
   s4u::Mailbox* queue_ = nullptr;
   s4u::MutexPtr engine_loop_;
   int waiting_ = 0;  // requests sent and not yet taken by a slot
+  int resident_slots_ = 0;       // overlapped slots with a kernel resident now (kernel_on/off)
+  double resident_since_ = 0;    // when the first of them became resident
   QueueMeter queue_meter_;
   struct ClientUse {
     std::int64_t tokens = 0;

@@ -99,6 +99,13 @@ TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run
   CHECK(p50(big.out) > 1.3 * p50(base.out));  // 16 GB more for the cache
 }
 
+// The run's GPU utilisation: "util" of the top-level "gpu" object (cards and links have their own).
+static double gpu_util(const std::string& json) {
+  const std::size_t gpu = json.find("\"gpu\": {");
+  REQUIRE(gpu != std::string::npos);
+  return vramsim::test::json_number(json.substr(gpu), "util");
+}
+
 TEST_CASE("parallel slots: overlapped steps with one client keep the single-slot clock", "[run][parallel]") {
   // Per-layer activities (GPU, host worker groups, link) reproduce the step model when nothing
   // contends: the same requests decode at the same speed as with one slot. Also with copies
@@ -115,7 +122,22 @@ TEST_CASE("parallel slots: overlapped steps with one client keep the single-slot
     REQUIRE(two.status == 0);
     auto p50 = [](const std::string& json) { return vramsim::test::json_number(json, "p50", "decode_tok_s"); };
     CHECK(p50(two.out) == Approx(p50(one.out)).epsilon(0.002));
+    // One client: the second slot idles, so the driver sees what one slot shows.
+    const auto util = [](const std::string& json) { return gpu_util(json); };
+    CHECK(util(two.out) == Approx(util(one.out)).epsilon(0.01));
   }
+}
+
+TEST_CASE("overlapped slots: GPU utilisation is the union of the slots' resident time, not its sum", "[run][parallel][power]") {
+  // Two clients on two overlapped slots: each slot's waits overlap the other's kernels, so
+  // summing the slots' resident times would exceed the makespan (it once did, clamped to 100%).
+  auto two = vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=6 --set workload.clients=2 "
+                                   "--set engine.parallel=2 --set engine.slot_scheduling=overlapped --json");
+  using vramsim::test::json_number;
+  const double util = gpu_util(two);
+  CHECK(util < 1.0);
+  CHECK(util > json_number(two, "useful_fraction"));
+  CHECK(json_number(two, "util", "cards") == Approx(util));  // the card's own figure agrees
 }
 
 TEST_CASE("parallel slots on the case study's card: serial slots do not raise throughput", "[run][parallel]") {
