@@ -543,7 +543,8 @@ class Simulation {
       run_prefill_pass({{&job, &runner}});
       return;
     }
-    const std::vector<double> times = exchange_times(prefilled);
+    double credit = 0;  // exchange time this slot has simulated already
+    const std::vector<double> times = exchange_times(prefilled, credit);
     runner.set_exchange(times);
     std::vector<StepCosts> pre_cards;
     const StepCosts pre = runner.prefill(&pre_cards);
@@ -553,7 +554,7 @@ class Simulation {
     std::vector<int> exchanges(s_.cards.size(), moe_layers);
     exchanges.front() = 0;
     const double longest = *std::max_element(times.begin(), times.end());
-    run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false);
+    run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false, credit);
     book_prefill(pre, {{&job, &runner}});
   }
 
@@ -660,7 +661,8 @@ class Simulation {
 
     const bool contended = overlapped();
     const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
-    if (expert_split()) runner.set_exchange(exchange_times(tokens));
+    double credit = 0;  // exchange time this slot has simulated already
+    if (expert_split()) runner.set_exchange(exchange_times(tokens, credit));
     while (!runner.done()) {
       const bool keep = contended || out_.decode_steps < options_.trace_steps;
       const std::int64_t kv_tokens = attended_tokens(s_.model, rec.prompt_tokens + runner.generated());  // KV positions a layer reads
@@ -668,7 +670,7 @@ class Simulation {
       double t0 = s4u::Engine::get_clock();
       if (expert_split())
         run_expert_step(step.costs, step.stage_costs, step.exchanges, step.exchange_s, tokens,
-                        out_.decode_steps < options_.trace_steps);
+                        out_.decode_steps < options_.trace_steps, credit);
       else if (staged())
         run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
       else if (contended)
@@ -777,9 +779,10 @@ class Simulation {
 
   // Expert split: per card c >= 1, seconds to send `tokens` positions' hidden states from the
   // first card to card c and back, with the synchronisation on each side. The first exchange
-  // of each size runs as SimGrid communications (its time is credited to the step that follows);
-  // the fabric is otherwise idle while the cards are held, so later ones reuse its duration.
-  std::vector<double> exchange_times(std::int64_t tokens) {
+  // of each size runs as SimGrid communications (its time is added to `credit`, for the caller's
+  // next step to subtract); the fabric is otherwise idle while the cards are held, so later ones
+  // reuse its duration.
+  std::vector<double> exchange_times(std::int64_t tokens, double& credit) {
     auto known = exchange_s_.find(tokens);
     if (known != exchange_s_.end()) return known->second;
     const double bytes = static_cast<double>(tokens) * model().activation_bytes();
@@ -790,7 +793,7 @@ class Simulation {
       fabric_->card_to_card(0, static_cast<int>(c), bytes);
       fabric_->card_to_card(static_cast<int>(c), 0, bytes);
       times[c] = s4u::Engine::get_clock() - t0 + 2 * s_.engine.physics.handoff_sync;
-      credit_s_ += s4u::Engine::get_clock() - t0;
+      credit += s4u::Engine::get_clock() - t0;
     }
     hold_all_cards(false);
     return exchange_s_.emplace(tokens, times).first->second;
@@ -799,13 +802,14 @@ class Simulation {
   // Expert split: the step (or prefill) holds every card for its critical path (attention on
   // the first card, then the slowest card's experts and exchange per layer).
   // `handoff`: the step's exchange seconds on its critical path (per layer the longest).
+  // `credit`: exchange time the calling slot simulated for it already (exchange_times), used up.
   void run_expert_step(const StepCosts& total, const std::vector<StepCosts>& cards, const std::vector<int>& exchanges,
-                       double handoff, std::int64_t tokens, bool trace) {
+                       double handoff, std::int64_t tokens, bool trace, double& credit) {
     hold_all_cards(true);
     const double t0 = s4u::Engine::get_clock();
-    const double credit = std::min(credit_s_, total.total());
-    credit_s_ -= credit;
-    s4u::this_actor::sleep_for(total.total() - credit);
+    const double used = std::min(credit, total.total());
+    credit -= used;
+    s4u::this_actor::sleep_for(total.total() - used);
     ++out_.simgrid_activities;
     hold_all_cards(false);
     out_.handoff_s += handoff;  // the cards' exchanges of a layer run at once
@@ -958,7 +962,6 @@ class Simulation {
   std::unique_ptr<StepModel> host_model_;
   std::map<double, double> all_reduce_s_;             // tensor: all-reduce duration by bytes
   std::map<std::int64_t, std::vector<double>> exchange_s_;  // expert split: per tokens, per card
-  double credit_s_ = 0;                               // exchange time already simulated
   std::vector<double> link_bytes_;                    // per card host link: expert-path bytes
   s4u::Host* host_ = nullptr;
   s4u::Host* gpu_ = nullptr;
