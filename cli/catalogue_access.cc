@@ -24,6 +24,7 @@ void apply_overrides(config::Node& root, const std::vector<std::string>& assignm
 void apply_seed(config::Node& root, const Args& args) {
   const auto seed = args.get("--seed");
   if (!seed) return;
+  if (seed->empty()) throw UsageError("--seed: expected a whole number from 0 (an empty value would unset the seed)");
   auto applied = config::apply_override(root, "seed=" + *seed, "--seed " + *seed);
   if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
 }

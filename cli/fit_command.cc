@@ -203,8 +203,8 @@ std::string to_table(const workloads::FitReport& rep) {
       << gib(rep.cards[c].need) << " of " << gib(rep.cards[c].usable) << "\n";
   if (rep.max_context_tokens == 0)
     o << "  max context  none: "
-      << (rep.cards.empty() || rep.headroom_bytes < 0 ? "the weights and fixed overhead alone exceed the usable memory"
-                                                      : "at any context, whole layers overfill a card")
+      << (rep.fits_without_context ? "at any context, whole layers overfill a card"
+                                   : "the weights and fixed overhead alone exceed the usable memory")
       << "\n";
   else
     o << "  max context  " << rep.max_context_tokens << " tokens"

@@ -167,7 +167,8 @@ Status apply_override(Node& root, std::string_view assignment, std::string_view 
   std::string_view value_text = assignment.substr(eq + 1);
 
   auto parsed = parse_yaml(value_text, cli.source);
-  if (!parsed) return Error{"error: --set " + std::string(path) + ": the value is not valid YAML: " +
+  if (!parsed) return Error{"error: " + (spelled_as.empty() ? "--set " + std::string(path) : std::string(spelled_as)) +
+                            ": the value is not valid YAML: " +
                             std::string(value_text)};
   Node value = std::move(parsed).value();
   // Values from the command line carry the override itself as their origin.

@@ -214,12 +214,19 @@ class Simulation {
   // activity of the step's duration is exact (the step model holds the link's time on the
   // critical path). A serial engine runs one slot's step at a time: the loop is a mutex.
   // Returns when the step started (after waiting for the loop).
-  double run_whole_step(double seconds) {
+  // `idle`: the part of `seconds` with no kernel resident (StepCosts::host_idle), which
+  // overlapped slots count as it runs (kernel_on/off); it comes first.
+  double run_whole_step(double seconds, double idle = 0) {
     if (s_.engine.parallel > 1) engine_loop_->lock();
     const double start = s4u::Engine::get_clock();
-    if (overlapped()) kernel_on();  // a prefill beside the other slots' steps: resident throughout
-    s4u::this_actor::sleep_for(seconds);
-    if (overlapped()) kernel_off();
+    if (overlapped()) {  // a prefill beside the other slots' steps
+      pause(idle);
+      kernel_on();
+      s4u::this_actor::sleep_for(seconds - idle);
+      kernel_off();
+    } else {
+      s4u::this_actor::sleep_for(seconds);
+    }
     ++out_.simgrid_activities;
     if (s_.engine.parallel > 1) engine_loop_->unlock();
     return start;
@@ -253,7 +260,9 @@ class Simulation {
       }
       s4u::ExecPtr hits = d.gpu_hits > 0 ? gpu_->exec_async(d.gpu_hits * kSpeed) : nullptr;
       if (hits) ++out_.simgrid_activities;
-      // The bubble: its first miss_sync_idle has no kernel resident (as in the step model).
+      // The bubble: miss_sync_idle of it has no kernel resident, as in the step model (which
+      // places that gap after the layer's hits, within a miss path longer than they are; it
+      // is counted here at the bubble's start, the same time per layer).
       const double idle = std::min(d.sync, s_.engine.physics.miss_sync_idle);
       kernel_off();
       pause(idle);
@@ -574,7 +583,7 @@ class Simulation {
     else if (staged())
       run_split_step(pre_cards, tokens, false);
     else
-      run_whole_step(pre.total());
+      run_whole_step(pre.total(), pre.host_idle);
     book_prefill(pre, jobs);
   }
 

@@ -60,6 +60,20 @@ class SharedRouting {
 };
 }  // namespace
 
+// A card's link work ends the step at the earliest. Side by side (a tensor split) every card
+// runs the whole step, so each card's own costs carry its floor; a pipeline's is this.
+void pipeline_link_floor(StepResult& out) {
+  double start = 0, end = 0;
+  for (const StepCosts& c : out.stage_costs) {
+    end = std::max(end, start + c.link_busy);
+    start += c.total();
+  }
+  const double wait = std::max(0.0, end - start);
+  if (wait <= 0) return;
+  out.costs.transfer += wait;
+  out.stage_costs.back().transfer += wait;
+}
+
 StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
   return prefill_of({prefill_sequence()}, per_stage);
 }
@@ -255,7 +269,7 @@ StepResult RequestRunner::step(bool keep_layers) {
     }
     // Never faster than the step's FLOPs (binds only for many verified positions).
     costs.compute = std::max(costs.compute, stage.model->compute_floor(tokens));
-    costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // the link's work ends the step at the earliest
+    if (side_by_side_) costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // link_floor(), per card
     if (stage.card < 0) costs = as_cpu_layers(costs);
     if (!side_by_side_)
       out.costs += costs;
@@ -263,6 +277,7 @@ StepResult RequestRunner::step(bool keep_layers) {
       out.costs = costs;
     out.stage_costs.push_back(costs);
   }
+  if (!side_by_side_) pipeline_link_floor(out);
   }
   out.tokens_out = advance(tokens, drafts);
   return out;
@@ -369,7 +384,7 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }
     costs.compute = std::max(costs.compute, stage.model->compute_floor(positions));
-    costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // the link's work ends the step at the earliest
+    if (lead.side_by_side_) costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // link_floor(), per card
     if (stage.card < 0) costs = as_cpu_layers(costs);
     if (!lead.side_by_side_)
       out.costs += costs;
@@ -377,6 +392,7 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
       out.costs = costs;
     out.stage_costs.push_back(costs);
   }
+  if (!lead.side_by_side_) pipeline_link_floor(out);
   for (RequestRunner* r : batch) out.tokens_out += r->advance(tokens, drafts);
   return out;
 }

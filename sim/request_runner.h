@@ -30,6 +30,11 @@ struct StepResult {
   std::vector<LayerTrace> layers;     // filled only when asked
 };
 
+// A pipeline step's floor from its cards' link work: stage i starts once the stages before it
+// are done, and the step ends no earlier than start_i + link_busy_i (a card's reads, copies and
+// profile-lru's background copies); the wait is booked as transfer on the last stage.
+void pipeline_link_floor(StepResult& out);
+
 // Counters of one request.
 struct RequestCounters {
   std::int64_t lookups = 0;           // (token, layer, expert) look-ups at every verified position

@@ -115,7 +115,8 @@ LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue,
 // than the card runs at the card's (a Gen4 card in a Gen5 x16 slot is a Gen4 x16 link). The
 // link becomes the catalogue's preset of that generation and width, noted in `trained_from`;
 // a measured rate stays, and must fit the trained link.
-void train_link(LinkSetup& link, const hw::GpuSpec& card, const Node& at, const config::Catalogue& catalogue) {
+void train_link(LinkSetup& link, const hw::GpuSpec& card, const Node& at, const std::string& path,
+                const config::Catalogue& catalogue) {
   const int generation = std::min(link.spec.generation, card.pcie_generation);
   const int lanes = std::min(link.spec.lanes, card.pcie_lanes);
   if (generation == link.spec.generation && lanes == link.spec.lanes) return;
@@ -126,15 +127,14 @@ void train_link(LinkSetup& link, const hw::GpuSpec& card, const Node& at, const 
                           " card, so the link trains at Gen" + std::to_string(generation) + " x" + std::to_string(lanes);
   const auto presets = catalogue.names("links");
   if (std::find(presets.begin(), presets.end(), trained) == presets.end())
-    config::fail(at, "hardware.link", why + ", and no link preset " + trained + " describes that: add one under configs/links/");
+    config::fail(at, path, why + ", and no link preset " + trained + " describes that: add one under configs/links/");
   LinkSetup down = link;
-  down.spec = hw::decode_link(catalogue.resolve("links", "link", Node::scalar(trained, at.origin()), "hardware.link"),
-                              "hardware.link");
+  down.spec = hw::decode_link(catalogue.resolve("links", "link", Node::scalar(trained, at.origin()), path), path);
   down.trained_from = link.spec.name;
   if (!down.measured) {
     down.h2d_bandwidth = down.spec.typical_bandwidth;
   } else if (down.h2d_bandwidth > down.spec.nominal_bandwidth) {
-    config::fail(at, "hardware.link.measured_h2d",
+    config::fail(at, path + ".measured_h2d",
                  why + ", whose nominal " + units::format_bandwidth(down.spec.nominal_bandwidth) +
                      " is below the measured " + units::format_bandwidth(down.h2d_bandwidth));
   }
@@ -178,7 +178,9 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
   }
   std::vector<CardSetup> cards;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
-    if (links[i].spec.kind == hw::LinkKind::Pcie) train_link(links[i], gpus[i].spec, link, catalogue);
+    if (links[i].spec.kind == hw::LinkKind::Pcie)
+      train_link(links[i], gpus[i].spec, link.is_sequence() ? link.items()[i] : link,
+                 link.is_sequence() ? "hardware.link[" + std::to_string(i) + "]" : std::string("hardware.link"), catalogue);
     // A calibrated card: its measured copy rate and latency stand for the link's typical ones
     // (the scenario's measured_h2d still wins), if the link can carry them.
     const auto& cal = gpus[i].spec.calibration;
@@ -538,11 +540,12 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
     for (const auto& card : s.cards)
       if (!card.link.trained_from.empty()) {
-        s.warnings.push_back("hardware.link: the " + card.gpu.spec.name + " is a PCIe Gen" +
-                             std::to_string(card.gpu.spec.pcie_generation) + " x" + std::to_string(card.gpu.spec.pcie_lanes) +
-                             " card, so the " + card.link.trained_from + " slot trains at " + card.link.spec.name +
-                             ": simulated as " + card.link.spec.name);
-        break;
+        const std::string note = "hardware.link: the " + card.gpu.spec.name + " is a PCIe Gen" +
+                                 std::to_string(card.gpu.spec.pcie_generation) + " x" +
+                                 std::to_string(card.gpu.spec.pcie_lanes) + " card, so the " + card.link.trained_from +
+                                 " slot trains at " + card.link.spec.name + ": simulated as " + card.link.spec.name +
+                                 " (that preset's figures)";
+        if (std::find(s.warnings.begin(), s.warnings.end(), note) == s.warnings.end()) s.warnings.push_back(note);
       }
     for (const auto& card : s.cards)
       if (card.link.h2d_bandwidth < 0.5 * card.link.spec.typical_bandwidth) {

@@ -221,6 +221,8 @@ TEST_CASE("run refuses options it would ignore and unwritable outputs up front",
   check_usage_error("run " + shared + " --gpu rtx-3060-12gb", "--gpu builds a scenario without a file; with ");
   check_usage_error("run " + shared + " --log out.log", "--log needs --log-format strata");
   check_usage_error("run " + shared + " --seed -1", "--seed -1: error: seed:");
+  check_usage_error("run " + shared + " --seed ''", "--seed: expected a whole number");
+  check_usage_error("run " + shared + " --seed '[1'", "--seed [1: the value is not valid YAML");
   check_usage_error("validate case-study extra", "expected at most one dataset");
   check_usage_error("run " + shared + " --trace-steps 5", "--trace-steps needs --trace FILE");
   // Refused before the run: nothing on stdout.

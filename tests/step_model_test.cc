@@ -163,3 +163,31 @@ TEST_CASE("prefill GEMMs fill their tiles by rows: small micro-batches and route
   CHECK((seconds(512, 600) - seconds(512, 512)) / 88 > seconds(512, 512) / 512);
   CHECK(seconds(512, 600, 0.5) == Approx(seconds(512, 600) / 2));  // a card's share
 }
+
+TEST_CASE("a pipeline step ends no earlier than each card's link work from that card's start", "[step][link]") {
+  auto stage = [](double compute, double link_busy) {
+    sim::StepCosts c;
+    c.compute = compute;
+    c.link_busy = link_busy;
+    return c;
+  };
+  auto step_of = [](std::vector<sim::StepCosts> stages) {
+    sim::StepResult out;
+    for (const auto& c : stages) out.costs += c;
+    out.stage_costs = std::move(stages);
+    sim::pipeline_link_floor(out);
+    return out;
+  };
+  // Card 0's 15 ms of copies overlap card 1's 10 ms of compute: 20 ms, no wait.
+  auto hidden = step_of({stage(0.010, 0.015), stage(0.010, 0.0)});
+  CHECK(hidden.costs.total() == Approx(0.020));
+  CHECK(hidden.costs.transfer == 0);
+  // 25 ms of them outlast both cards' 20 ms: the step waits 5 ms, booked on the last card.
+  auto bound = step_of({stage(0.010, 0.025), stage(0.010, 0.0)});
+  CHECK(bound.costs.total() == Approx(0.025));
+  CHECK(bound.stage_costs.back().transfer == Approx(0.005));
+  CHECK(bound.stage_costs.front().transfer == 0);
+  // The last card's own link work counts from its start (10 ms) to 22 ms.
+  auto last = step_of({stage(0.010, 0.0), stage(0.010, 0.012)});
+  CHECK(last.costs.total() == Approx(0.022));
+}

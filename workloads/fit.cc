@@ -81,6 +81,9 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   rep.kv_bytes_per_1k_tokens = rep.footprint.kv / static_cast<double>(q.context_tokens) * 1024.0;
   rep.max_context_tokens =
       max_context_that_fits(q.model, r, [&](const Footprint& f) { return fits_cards(q, q.model, f, rep.usable_bytes); });
+  BudgetRequest one_token = r;
+  one_token.context_tokens = 1;
+  rep.fits_without_context = footprint(q.model, one_token).total <= rep.usable_bytes;
   rep.bytes_per_token = bytes_read_per_token(q.model, r);
   rep.decode_efficiency = decode_efficiency(q.gpus);
   rep.gpu_decode_tok_s = decode_tokens_per_second(q.model, r, q.gpu, q.gpus);

@@ -55,6 +55,7 @@ struct FitReport {
   // this much); averaged over the configured context (sliding-window layers stop growing).
   double kv_bytes_per_1k_tokens = 0;
   std::int64_t max_context_tokens = 0;     // the largest context that fits (<= model max)
+  bool fits_without_context = false;       // weights and fixed overhead (1 token of KV) within the usable total
   double bytes_per_token = 0;              // read per decoded token: active weights + KV
   double decode_efficiency = 0;
   double gpu_decode_tok_s = 0;             // as if everything were resident
