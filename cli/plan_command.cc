@@ -91,10 +91,12 @@ std::string fixed(double v, int decimals) {
 }
 
 // A figure of run's JSON output (`section.key`, or `section` alone). Throws std::runtime_error
-// when it is missing or null (no request completed).
-double number_at(const config::Node& root, const char* section, const char* key = nullptr) {
+// when it is missing or null (no request completed), except that `null_is_none` reads a null
+// as NaN (no such figure, e.g. no decode step in one-token requests).
+double number_at(const config::Node& root, const char* section, const char* key = nullptr, bool null_is_none = false) {
   const config::Node* s = root.find(section);
   const config::Node* v = s && key ? s->find(key) : s;
+  if (null_is_none && v && v->is_null()) return std::numeric_limits<double>::quiet_NaN();
   const std::string name = std::string(section) + (key ? std::string(".") + key : std::string());
   if (!v || !v->is_scalar()) throw std::runtime_error("no " + name + " in run's output");
   try {
@@ -392,9 +394,7 @@ int plan_command(const std::vector<std::string>& argv) {
       }
       try {
         // One-token requests have no decode step: no decode figure, which only a decode goal needs.
-        const config::Node* decode = out->find("decode_tok_s");
-        const bool no_decode = goal != "decode" && decode && decode->find("p50") && decode->find("p50")->is_null();
-        c.decode = no_decode ? std::numeric_limits<double>::quiet_NaN() : number_at(*out, "decode_tok_s", "p50");
+        c.decode = number_at(*out, "decode_tok_s", "p50", goal != "decode");
         c.prefill = number_at(*out, "prefill_tok_s", "p50");
         c.ttft = number_at(*out, "ttft_s", "p50");
         c.throughput = number_at(*out, "throughput_tok_s");

@@ -324,6 +324,18 @@ class Simulation {
     out_.card_use.front().busy_s += span;  // one card: overlapped slots are single-card only
   }
 
+  // Hands `bytes` of hidden states from card `from` (-1: the host) to card `to`: the sender's
+  // synchronisation, then the transfer on the platform. Returns the seconds it took.
+  double hand_off(int from, int to, double bytes) {
+    const double t0 = s4u::Engine::get_clock();
+    s4u::this_actor::sleep_for(s_.engine.physics.handoff_sync);
+    if (from < 0)
+      fabric_->host_to_card(to, bytes);
+    else
+      fabric_->card_to_card(from, to, bytes);
+    return s4u::Engine::get_clock() - t0;
+  }
+
   // A wait with nothing resident (a SimGrid sleep activity when longer than zero).
   void pause(double seconds) {
     if (seconds <= 0) return;
@@ -382,9 +394,11 @@ class Simulation {
     return blocks_for(std::min(r.kv_positions() + step, r.prompt_tokens() + r.gen_tokens() - 1));
   }
   // Blocks the running requests' next decode step takes beyond those they hold.
+  // The blocks one running request still needs for its next step.
+  std::int64_t growth_of(const Running& r) const { return blocks_after_step(*r.runner) - r.blocks; }
   std::int64_t growth(const std::vector<std::unique_ptr<Running>>& running) const {
     std::int64_t need = 0;
-    for (const auto& r : running) need += blocks_after_step(*r->runner) - r->blocks;
+    for (const auto& r : running) need += growth_of(*r);
     return need;
   }
 
@@ -477,7 +491,7 @@ class Simulation {
         while (running.size() > 1 && need > free_blocks) {
           std::unique_ptr<Running> victim = std::move(running.back());
           running.pop_back();
-          need -= blocks_after_step(*victim->runner) - victim->blocks;
+          need -= growth_of(*victim);
           free_blocks += victim->blocks;
           victim->blocks = 0;
           victim->runner->preempt();
@@ -625,11 +639,8 @@ class Simulation {
     std::vector<double> handoff(cards.size(), 0.0);  // into card i (i >= 1), one micro-batch's
     for (std::size_t i = 1; i < cards.size(); ++i) {
       const int from = stages_[i - 1].card, to = stages_[i].card;
-      const double h0 = s4u::Engine::get_clock();
-      s4u::this_actor::sleep_for(s_.engine.physics.handoff_sync);
-      fabric_->card_to_card(from, to, bytes);
+      handoff[i] = hand_off(from, to, bytes);
       fabric_->count_card_to_card(from, to, bytes * static_cast<double>(m - 1));
-      handoff[i] = s4u::Engine::get_clock() - h0;
       out_.handoff_s += handoff[i] * static_cast<double>(m);
     }
     std::vector<double> free(cards.size(), 0.0);  // when card i can take its next micro-batch
@@ -705,8 +716,7 @@ class Simulation {
     // The engine's "routed": top-k look-ups per MoE layer for every decoded token (480 per
     // token in the case study; the first token is the prefill's), the denominator of its PCIe
     // overflow ratio.
-    const std::int64_t decoded = std::max<std::int64_t>(0, runner.generated() - 1);
-    rec.routed = s_.model.moe ? static_cast<std::int64_t>(s_.model.moe->experts_per_token) * s_.model.moe->layers * decoded
+    rec.routed = s_.model.moe ? static_cast<std::int64_t>(s_.model.moe->experts_per_token) * s_.model.moe->layers * runner.decoded()
                               : 0;  // a dense model routes nothing
     rec.distinct_lookups = c.distinct_lookups;
     rec.distinct_hits = c.distinct_hits;
@@ -723,8 +733,8 @@ class Simulation {
     // The tokens after the first (the prefill's) over the time from the first to the last:
     // 1 / TPOT. None for a one-token request (NaN: no figure, left out of the percentiles).
     const double decode_time = rec.end_s - rec.first_token_s;
-    rec.decode_tok_s = runner.generated() > 1 && decode_time > 0 ? static_cast<double>(runner.generated() - 1) / decode_time
-                                                                 : std::numeric_limits<double>::quiet_NaN();
+    rec.decode_tok_s = runner.decoded() > 0 && decode_time > 0 ? static_cast<double>(runner.decoded()) / decode_time
+                                                               : std::numeric_limits<double>::quiet_NaN();
     rec.ttft_s = rec.first_token_s - rec.arrival_s;
     out_.generated_tokens += runner.generated();
     ++out_.completed;
@@ -873,13 +883,9 @@ class Simulation {
         const int next = stages_[i + 1].card;
         if (next == card) continue;  // already on that card
         const double t0 = s4u::Engine::get_clock();
-        s4u::this_actor::sleep_for(ph.handoff_sync);
-        if (card < 0)
-          fabric_->host_to_card(next, bytes);
-        else
-          fabric_->card_to_card(card, next, bytes);
-        out_.handoff_s += s4u::Engine::get_clock() - t0;
-        if (trace) out_.trace.push_back({"hand-off", "link", t0, s4u::Engine::get_clock() - t0});
+        const double took = hand_off(card, next, bytes);
+        out_.handoff_s += took;
+        if (trace) out_.trace.push_back({"hand-off", "link", t0, took});
       }
       if (one_loop) engine_loop_->unlock();
       return;

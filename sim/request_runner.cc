@@ -58,10 +58,24 @@ class SharedRouting {
  private:
   std::vector<LayerExperts> layers_;
 };
+
+// One stage's summed layers, finished and added to the step: never faster than its FLOPs (binds
+// only for many verified positions); side by side (a tensor split) every card runs the whole
+// step, so its own link work floors it (a pipeline's floor is pipeline_link_floor, once the
+// stages are in); the host CPU's stage is CPU time. A pipeline sums its stages; side by side,
+// the slowest card sets the pace.
+void add_stage(StepResult& out, StepCosts costs, const Stage& stage, int positions, bool side_by_side) {
+  costs.compute = std::max(costs.compute, stage.model->compute_floor(positions));
+  if (side_by_side) costs.transfer += std::max(0.0, costs.link_busy - costs.total());
+  if (stage.card < 0) costs = as_cpu_layers(costs);
+  if (!side_by_side)
+    out.costs += costs;
+  else if (costs.total() > out.costs.total())
+    out.costs = costs;
+  out.stage_costs.push_back(costs);
+}
 }  // namespace
 
-// A card's link work ends the step at the earliest. Side by side (a tensor split) every card
-// runs the whole step, so each card's own costs carry its floor; a pipeline's is this.
 void pipeline_link_floor(StepResult& out) {
   double start = 0, end = 0;
   for (const StepCosts& c : out.stage_costs) {
@@ -267,15 +281,7 @@ StepResult RequestRunner::step(bool keep_layers) {
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }
-    // Never faster than the step's FLOPs (binds only for many verified positions).
-    costs.compute = std::max(costs.compute, stage.model->compute_floor(tokens));
-    if (side_by_side_) costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // link_floor(), per card
-    if (stage.card < 0) costs = as_cpu_layers(costs);
-    if (!side_by_side_)
-      out.costs += costs;
-    else if (costs.total() > out.costs.total())
-      out.costs = costs;
-    out.stage_costs.push_back(costs);
+    add_stage(out, costs, stage, tokens, side_by_side_);
   }
   if (!side_by_side_) pipeline_link_floor(out);
   }
@@ -383,14 +389,7 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
       costs += layer_costs;
       if (keep_layers) out.layers.push_back(LayerTrace{layer_costs, e});
     }
-    costs.compute = std::max(costs.compute, stage.model->compute_floor(positions));
-    if (lead.side_by_side_) costs.transfer += std::max(0.0, costs.link_busy - costs.total());  // link_floor(), per card
-    if (stage.card < 0) costs = as_cpu_layers(costs);
-    if (!lead.side_by_side_)
-      out.costs += costs;
-    else if (costs.total() > out.costs.total())
-      out.costs = costs;
-    out.stage_costs.push_back(costs);
+    add_stage(out, costs, stage, positions, lead.side_by_side_);
   }
   if (!lead.side_by_side_) pipeline_link_floor(out);
   for (RequestRunner* r : batch) out.tokens_out += r->advance(tokens, drafts);

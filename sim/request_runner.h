@@ -89,7 +89,9 @@ class RequestRunner {
   std::int64_t context() const { return prompt_tokens_ + generated_; }
   // Positions in its KV cache: its tokens but the last output one, which the next decode step
   // feeds (the last token of all is never fed). At most prompt + gen_tokens - 1.
-  std::int64_t kv_positions() const { return prompt_tokens_ + std::max<std::int64_t>(0, generated_ - 1); }
+  std::int64_t kv_positions() const { return prompt_tokens_ + decoded(); }
+  // Tokens generated after the first (the prefill's): the decode steps' output.
+  std::int64_t decoded() const { return std::max<std::int64_t>(0, generated_ - 1); }
   std::int64_t prompt_tokens() const { return prompt_tokens_; }
   std::int64_t gen_tokens() const { return gen_tokens_; }  // the output it will generate
   // Prefill of the prompt's new tokens; per card in `per_stage` when given.
