@@ -611,15 +611,12 @@ class Simulation {
   // micro-batches or more. Overlapped slots keep the cards in turn, one card held at a time,
   // so that other slots' steps still fill the gaps.
   bool pipelines_micro_batches(std::int64_t tokens) const {
-    if (!staged() || tensor() || expert_split() || model().ubatches(tokens) < 2 || s_.engine.cpu_moe_layers > 0)
-      return false;
-    if (s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped) return false;
-    std::vector<int> cards;
-    for (const auto& st : stages_) {
-      if (st.card < 0 || std::find(cards.begin(), cards.end(), st.card) != cards.end()) return false;
-      cards.push_back(st.card);
-    }
-    return cards.size() > 1;
+    // stages_ (the constructor): the host's layers first (card -1) when there are any, then each
+    // card holding layers, once.
+    const bool cards_only = stages_.size() > 1 && stages_.front().card >= 0;
+    const bool overlapped_slots = s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Overlapped;
+    return cards_only && !tensor() && !expert_split() && s_.engine.cpu_moe_layers == 0 && !overlapped_slots &&
+           model().ubatches(tokens) >= 2;
   }
 
   // A prompt's micro-batches through a pipeline's cards: micro-batch j starts on card i once

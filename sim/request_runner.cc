@@ -130,8 +130,8 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
     double missing = 0, resident = 0, missing_per_ubatch = 0;
     // Micro-batches: `full` of `size` tokens and a last one of `rest` (llama.cpp copies the
     // RAM-resident experts each one touches).
-    const auto [full, rest] = stage.model->ubatch_split(tokens);
-    const auto size = static_cast<double>(stage.model->ubatch_size(tokens));
+    const auto [full, ubatch, rest] = stage.model->ubatch_split(tokens);
+    const auto size = static_cast<double>(ubatch);
     if (s_.model.moe)
       for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
         const Popularity& pop = popularity_[static_cast<std::size_t>(layer - first_moe_)];

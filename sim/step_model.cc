@@ -232,15 +232,10 @@ double StepModel::ubatches(std::int64_t tokens) const {
   return ub > 0 ? std::ceil(static_cast<double>(tokens) / ub) : 1.0;
 }
 
-std::int64_t StepModel::ubatch_size(std::int64_t tokens) const {
+StepModel::UbatchSplit StepModel::ubatch_split(std::int64_t tokens) const {
   const int ub = s_.engine.physics.prefill_ubatch;
-  return ub <= 0 || tokens <= ub ? tokens : ub;
-}
-
-std::pair<std::int64_t, std::int64_t> StepModel::ubatch_split(std::int64_t tokens) const {
-  const int ub = s_.engine.physics.prefill_ubatch;
-  if (ub <= 0 || tokens <= ub) return {1, 0};
-  return {tokens / ub, tokens % ub};
+  if (ub <= 0 || tokens <= ub) return {1, tokens, 0};
+  return {tokens / ub, ub, tokens % ub};
 }
 
 double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {
@@ -258,8 +253,8 @@ double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double
     }
     return 2.0 * u * share * s / rate;
   };
-  const auto [full, rest] = ubatch_split(tokens);
-  return static_cast<double>(full) * seconds(static_cast<double>(ubatch_size(tokens))) + seconds(static_cast<double>(rest));
+  const auto [full, size, rest] = ubatch_split(tokens);
+  return static_cast<double>(full) * seconds(static_cast<double>(size)) + seconds(static_cast<double>(rest));
 }
 
 StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,

@@ -150,10 +150,14 @@ class StepModel {
   // before); sliding-window layers attend at most their window. This card's layers and heads.
   double prefill_attention_flops(std::int64_t tokens, std::int64_t cached) const;
 
-  // Micro-batches of a prompt of `tokens`: how many full ones of `size` tokens (engine.
-  // prefill_ubatch; 0: one batch) and the last one's length (0 when it is full).
-  std::pair<std::int64_t, std::int64_t> ubatch_split(std::int64_t tokens) const;
-  std::int64_t ubatch_size(std::int64_t tokens) const;  // the full micro-batches' tokens (the prompt when one)
+  // Micro-batches of a prompt of `tokens` (engine.prefill_ubatch; 0: one batch): `full` ones of
+  // `size` tokens (the prompt itself when it fits one) and a last one of `rest` (0: none).
+  struct UbatchSplit {
+    std::int64_t full = 1;
+    std::int64_t size = 0;
+    std::int64_t rest = 0;
+  };
+  UbatchSplit ubatch_split(std::int64_t tokens) const;
   double ubatches(std::int64_t tokens) const;  // how many micro-batches a prompt takes
 
   double expert_bytes() const { return expert_bytes_; }
