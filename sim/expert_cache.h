@@ -4,7 +4,8 @@
 // - profile:     pre-filled hottest first from the routing profile and pinned (no eviction);
 //                misses are served from host memory (see step_model.h).
 // - lru / lfu:   pre-filled like profile, then every miss is copied in over the link and
-//                evicts the least recently / least frequently used expert.
+//                evicts the least recently / least frequently used expert; so are the experts
+//                a prompt touches (RequestRunner::admit_prompt_experts).
 // - profile-lru: a pinned profile part plus a dynamic LRU part (`dynamic_share` of the
 //                slots); misses are served from host memory for the current step and copied
 //                into the LRU part in the background, a prefetch for later tokens.

@@ -113,10 +113,9 @@ class RequestRunner {
   bool done() const { return generated_ >= gen_tokens_; }
   // A prefill pass over this request has finished: its last position's logits give the next
   // output token (the first one, or after a preemption the next), without a decode step.
-  void take_prefill_token() {
-    if (generated_ < gen_tokens_) ++generated_;
-    recomputed_ = 0;  // the recompute, if any, is done
-  }
+  // The experts its prompt touched enter a copy-in (lru, lfu) cache: StepModel::prefill charged
+  // their copies (admit_prompt_experts).
+  void take_prefill_token();
   // One decode step; `keep_layers` asks for the per-layer detail.
   StepResult step(bool keep_layers);
 
@@ -141,6 +140,12 @@ class RequestRunner {
     return stage.cache && stage.cache->admits_misses() && s_.engine.policy != CachePolicy::ProfileLru;
   }
   void step_expert_split(int tokens, std::int64_t kv_tokens, StepResult& out);
+  // A prefill of `tokens` into copy-in caches (lru, lfu): each expert of each of the stage's
+  // MoE layers is drawn touched with its probability 1 - (1 - pi)^tokens (Popularity::touched_by,
+  // the expectation StepModel::prefill charges), from this request's own counter stream; the
+  // touched ones are used (resident) or copied in (missing), coldest first, so that the hottest,
+  // which the prompt's last tokens most likely used, end up most recently used.
+  void admit_prompt_experts(std::int64_t tokens);
 
   const Scenario& s_;
   std::vector<Stage> stages_;

@@ -19,6 +19,7 @@
 using namespace vramsim;
 using namespace vramsim::sim;
 using vramsim::test::all_flags;
+using vramsim::test::CaseStudyCard;
 using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
 using vramsim::test::plan_json;
@@ -33,17 +34,6 @@ const std::string kShared = kConfigs + "/scenarios/moe125b-rtx5090-gen3-shared.y
 const std::string kVllm = kConfigs + "/scenarios/llama8b-h100-vllm.yaml";
 // A dense model on one card with llama.cpp's physics; 8 slots' KV fit the card at Q4_K_M.
 const std::string kDense = "--model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=32";
-
-// The case study's shared card (expert cache, host and PCIe miss paths, MTP), one card.
-struct CaseStudyCard {
-  Scenario s = test::case_study("shared");
-  VramPlan plan = plan_vram(s);
-  StepModel model{s, plan};
-  LayerPopularity popularity = scenario_popularity(s);
-  std::unique_ptr<ExpertCache> cache = std::make_unique<ExpertCache>(s.engine.policy, plan.slots, 0.0, popularity);
-  std::vector<Stage> stages{Stage{0, s.model.layers, &model, cache.get(), 0, 0}};
-  RequestRunner runner(std::uint64_t id) { return RequestRunner(s, stages, popularity, id, 26, 192); }
-};
 
 // The JSON without the lines that differ by design: the batching section and the wall clock.
 std::string without_batch(const std::string& json) {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/expert_cache.h"
+#include "tests/sim_fixture.h"
 
 using namespace vramsim::sim;
 
@@ -79,4 +80,53 @@ TEST_CASE("profile-lru: the pinned part survives any number of misses", "[cache]
   CHECK(c.resident(0, 7));
   CHECK(c.resident(0, 6));
   CHECK_FALSE(c.resident(0, 4));
+}
+
+// A prefill copies the experts its prompt touches into a copy-in cache (StepModel::prefill
+// charges those copies): a long prompt touches nearly every expert, so in an LRU cache the
+// prompt's cold experts push out hot ones; a pinned profile keeps its experts whatever the prompt.
+// (Expected figures: the case study's shared card, 5,798 slots over 48 layers x 512 experts.)
+TEST_CASE("lru: a prompt's touched experts enter the cache at its prefill; profile: nothing moves", "[cache]") {
+  auto resident_by_rank = [](const ExpertCache& c, int layers, int experts) {
+    std::vector<int> per_rank(static_cast<std::size_t>(experts), 0);
+    for (int l = 0; l < layers; ++l)
+      for (int e = 0; e < experts; ++e) per_rank[static_cast<std::size_t>(e)] += c.resident(l, e) ? 1 : 0;
+    return per_rank;
+  };
+  vramsim::test::CaseStudyCard lru({"engine.expert_cache.policy=lru"});
+  const int layers = 48, experts = 512;
+  const auto before = resident_by_rank(*lru.cache, layers, experts);
+  const std::int64_t count = lru.cache->resident_count();
+  auto runner = lru.runner(3, 8000);
+  runner.take_prefill_token();
+  const auto after = resident_by_rank(*lru.cache, layers, experts);
+  CHECK(lru.cache->resident_count() == count);  // full before and after
+  CHECK(lru.cache->evictions() > 0);
+  int cold_before = 0, cold_after = 0;  // resident experts beyond the hottest quarter
+  for (int e = experts / 4; e < experts; ++e) {
+    cold_before += before[static_cast<std::size_t>(e)];
+    cold_after += after[static_cast<std::size_t>(e)];
+  }
+  CHECK(cold_before == 0);  // pre-filled hottest first: ~120 of 512 per layer
+  CHECK(cold_after > 1000);  // an 8,000-token prompt touches nearly all 512 experts of every layer
+  // One pool for all layers, and the prompt's layers run in order: the first layers' experts,
+  // used longest ago, make room for the last layers' (each touches ~450 of its 512 experts).
+  CHECK_FALSE(lru.cache->resident(0, 0));
+  CHECK(lru.cache->resident(layers - 1, 0));
+  CHECK(after[0] < layers / 2);
+  // A short prompt moves little; the same request draws the same experts.
+  vramsim::test::CaseStudyCard a({"engine.expert_cache.policy=lru"}), b({"engine.expert_cache.policy=lru"});
+  auto ra = a.runner(5), rb = b.runner(5);
+  ra.take_prefill_token();
+  rb.take_prefill_token();
+  CHECK(a.cache->evictions() == b.cache->evictions());
+  CHECK(resident_by_rank(*a.cache, layers, experts) == resident_by_rank(*b.cache, layers, experts));
+  CHECK(a.cache->evictions() < lru.cache->evictions() / 5);
+
+  vramsim::test::CaseStudyCard pinned;
+  const auto pinned_before = resident_by_rank(*pinned.cache, layers, experts);
+  auto rp = pinned.runner(3, 8000);
+  rp.take_prefill_token();
+  CHECK(resident_by_rank(*pinned.cache, layers, experts) == pinned_before);
+  CHECK(pinned.cache->evictions() == 0);
 }

@@ -319,10 +319,11 @@ TEST_CASE("profile-lru's background copies use the link: counted, and never beyo
   const std::string copied = vramsim::test::run_ok(base + prefetch);
   const std::string overlapped = vramsim::test::run_ok(base + prefetch + "--set workload.clients=2 --set engine.parallel=2 "
                                                        "--set engine.slot_scheduling=overlapped");
-  // With every slot in the LRU part the cache admits and evicts as lru does, and every miss is
-  // copied in as lru's are, besides being read or computed for the step: at least lru's bytes.
+  // With every slot in the LRU part the cache admits and evicts as lru does in decode (lru also
+  // copies in its prompts' experts at prefill; profile-lru's host computes them), and every
+  // miss is copied in as lru's are, besides being read or computed for the step: more bytes.
   const std::string lru = vramsim::test::run_ok(base + "--set engine.expert_cache.policy=lru");
-  CHECK(json_number(copied, "p50", "expert_hit_rate") == json_number(lru, "p50", "expert_hit_rate"));
+  CHECK(json_number(copied, "p50", "expert_hit_rate") == Approx(json_number(lru, "p50", "expert_hit_rate")).margin(0.01));
   CHECK(json_number(copied, "gb", "links") > json_number(lru, "gb", "links"));
   CHECK(json_number(copied, "gb", "links") > 2 * json_number(pinned, "gb", "links"));
   // ... and the link carries them within its bandwidth, whether a step's link work sets a floor

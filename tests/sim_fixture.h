@@ -1,11 +1,18 @@
 // Loads the case study's scenarios from the source tree for the simulator's tests.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/config_reader.h"
+#include "sim/expert_cache.h"
+#include "sim/request_runner.h"
+#include "sim/routing_trace.h"
 #include "sim/scenario.h"
+#include "sim/step_model.h"
+#include "sim/vram_plan.h"
 #include "tests/test_support.h"
 
 namespace vramsim::test {
@@ -19,5 +26,20 @@ inline sim::Scenario case_study(const std::string& run, const std::vector<std::s
     if (!config::apply_override(*tree, o).ok()) throw std::runtime_error("bad override " + o);
   return sim::decode_scenario(*tree, cat, formats);
 }
+
+// The case study's shared card (expert cache, host and PCIe miss paths, MTP), one card, its
+// requests driven by hand; `overrides` as for case_study().
+struct CaseStudyCard {
+  explicit CaseStudyCard(const std::vector<std::string>& overrides = {}) : s(case_study("shared", overrides)) {}
+  sim::Scenario s;
+  sim::VramPlan plan = sim::plan_vram(s);
+  sim::StepModel model{s, plan};
+  sim::LayerPopularity popularity = sim::scenario_popularity(s);
+  std::unique_ptr<sim::ExpertCache> cache = std::make_unique<sim::ExpertCache>(s.engine.policy, plan.slots, 0.0, popularity);
+  std::vector<sim::Stage> stages{sim::Stage{0, s.model.layers, &model, cache.get(), 0, 0}};
+  sim::RequestRunner runner(std::uint64_t id, std::int64_t prompt_tokens = 26) {
+    return sim::RequestRunner(s, stages, popularity, id, prompt_tokens, 192);
+  }
+};
 
 }  // namespace vramsim::test
