@@ -242,8 +242,9 @@ class Simulation {
   // per layer, attention on the GPU; then the resident experts on the GPU while (after the
   // bubble's fixed part) the host's groups compute their experts and the link carries the
   // rest; the layer ends when all three have (StepModel::LayerDemand).
-  void run_step_contended(const StepResult& step, int tokens, std::int64_t kv_tokens) {
-    const StepCosts fixed = model().step_fixed(tokens);
+  void run_step_contended(const StepResult& step, std::int64_t kv_tokens) {
+    const int tokens = step.positions;
+    const StepCosts fixed = model().step_fixed(tokens, step.drafts);
     s4u::this_actor::sleep_for(fixed.host_idle);
     kernel_on();
     s4u::this_actor::execute((fixed.total() - fixed.host_idle) * kSpeed);
@@ -390,8 +391,7 @@ class Simulation {
   // The blocks a running request holds after its next decode step: its KV positions plus the
   // step's (1 + draft tokens), never beyond prompt + gen_tokens - 1 (its last token is never fed).
   std::int64_t blocks_after_step(const RequestRunner& r) const {
-    const int step = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
-    return blocks_for(std::min(r.kv_positions() + step, r.prompt_tokens() + r.gen_tokens() - 1));
+    return blocks_for(std::min(r.kv_positions() + 1 + r.next_drafts(), r.prompt_tokens() + r.gen_tokens() - 1));
   }
   // Blocks the running requests' next decode step takes beyond those they hold.
   // The blocks one running request still needs for its next step.
@@ -415,7 +415,6 @@ class Simulation {
     const std::int64_t prefill_budget = pool ? std::max<std::int64_t>(s_.engine.context, 2048) : std::numeric_limits<std::int64_t>::max();
     std::int64_t free_blocks = out_.plan.kv_blocks;
     const std::int64_t watermark = pool ? watermark_blocks() : 0;
-    const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
     // A request with all its tokens: its record, its blocks back, its client answered.
     auto finish = [&](Running& r) {
       free_blocks += r.blocks;
@@ -515,7 +514,7 @@ class Simulation {
       out_.batch.moe_layer_steps = stepper.moe_layer_steps();
       double t0 = s4u::Engine::get_clock();
       if (staged())
-        run_split_step(step.stage_costs, tokens * static_cast<std::int64_t>(batch.size()), trace);
+        run_split_step(step.stage_costs, step.positions, trace);
       else
         t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
@@ -677,10 +676,10 @@ class Simulation {
     rec.prefill_s = rec.first_token_s - rec.start_s;
 
     const bool contended = overlapped();
-    const int tokens = 1 + (s_.engine.speculative ? s_.engine.draft_tokens : 0);
     double credit = 0;  // exchange time this slot has simulated already
-    if (expert_split()) runner.set_exchange(exchange_times(tokens, credit));
     while (!runner.done()) {
+      const int tokens = 1 + runner.next_drafts();  // the step's verified positions
+      if (expert_split()) runner.set_exchange(exchange_times(tokens, credit));
       const bool keep = contended || out_.decode_steps < options_.trace_steps;
       const std::int64_t kv_tokens = attended_tokens(s_.model, rec.prompt_tokens + runner.generated());  // KV positions a layer reads
       StepResult step = runner.step(keep);
@@ -691,7 +690,7 @@ class Simulation {
       else if (staged())
         run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
       else if (contended)
-        run_step_contended(step, tokens, kv_tokens);
+        run_step_contended(step, kv_tokens);
       else
         t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
@@ -938,7 +937,7 @@ class Simulation {
 
   // The step's layout from `t0` on the host, GPU, stall and PCIe tracks (each name + `suffix`).
   void record_trace(double t0, const StepResult& step, const std::string& suffix = "") {
-    const StepCosts fixed = model().step_fixed(0);
+    const StepCosts fixed = model().step_fixed(0, step.drafts);
     double t = t0;
     out_.trace.push_back({"host step work", "host" + suffix, t, fixed.host_idle});
     t += fixed.host_idle;

@@ -237,12 +237,12 @@ void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, Layer
   }
 }
 
-void RequestRunner::step_expert_split(int tokens, std::int64_t kv_tokens, StepResult& out) {
+void RequestRunner::step_expert_split(int tokens, int drafts, std::int64_t kv_tokens, StepResult& out) {
   const int n = static_cast<int>(stages_.size());
   const StepModel& main = *stages_.front().model;
   out.stage_costs.assign(stages_.size(), StepCosts{});
   out.exchanges.assign(stages_.size(), 0);
-  out.costs = main.step_fixed(tokens);
+  out.costs = main.step_fixed(tokens, drafts);
   out.stage_costs.front() = out.costs;
   const StepCosts attention = main.layer(LayerExperts{}, tokens, kv_tokens);
   for (int layer = 0; layer < s_.model.layers; ++layer) {
@@ -301,18 +301,20 @@ void RequestRunner::step_expert_split(int tokens, std::int64_t kv_tokens, StepRe
 
 StepResult RequestRunner::step(bool keep_layers) {
   StepResult out;
-  const int drafts = s_.engine.speculative ? s_.engine.draft_tokens : 0;
+  const int drafts = next_drafts();
   const int tokens = 1 + drafts;  // verified positions
+  out.positions = tokens;
+  out.drafts = drafts;
   const std::int64_t kv_tokens = attended_tokens(s_.model, prompt_tokens_ + generated_);  // KV positions a layer reads
 
   if (expert_split_) {
-    step_expert_split(tokens, kv_tokens, out);
+    step_expert_split(tokens, drafts, kv_tokens, out);
   } else {
   out.stage_costs.reserve(stages_.size());
   SharedRouting routed(side_by_side_ && router_ ? s_.model.layers : 0);
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     const Stage& stage = stages_[i];
-    StepCosts costs = stage.model->step_fixed(tokens);
+    StepCosts costs = stage.model->step_fixed(tokens, drafts);
     const bool routes = router_ && (!side_by_side_ || i == 0);
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
@@ -347,8 +349,7 @@ int RequestRunner::advance(int tokens, int drafts) {
 
 // Routes one MoE layer for every request of the batch: each request's own look-ups and
 // distinct experts (its counters), the union's hits and misses (the layer's cost).
-void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stage& stage, int layer, int tokens,
-                            LayerExperts& e) {
+void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stage& stage, int layer, LayerExperts& e) {
   const RequestRunner& lead = *batch.front();
   ExpertCache* cache = stage.cache;
   const int local = lead.cache_layer(stage, layer);
@@ -359,6 +360,7 @@ void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stag
   missed_.clear();
   for (RequestRunner* r : batch) {
     ++r->stamp_;
+    const int tokens = 1 + r->next_drafts();  // this request's verified positions
     int distinct = 0, hits = 0;
     for (int t = 0; t < tokens; ++t) {
       for (int expert : r->router_->route(layer - lead.first_moe_, r->routed_tokens_ + static_cast<std::uint64_t>(t))) {
@@ -409,22 +411,28 @@ void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stag
 StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_layers) {
   const RequestRunner& lead = *batch.front();
   const Scenario& s = lead.s_;
-  const int drafts = s.engine.speculative ? s.engine.draft_tokens : 0;
-  const int tokens = 1 + drafts;  // verified positions per request
-  const int positions = tokens * static_cast<int>(batch.size());
+  // Each request verifies 1 + its own drafts; the draft passes run once for the batch, as many
+  // as the longest draft.
+  int positions = 0, drafts = 0;
+  for (const RequestRunner* r : batch) {
+    positions += 1 + r->next_drafts();
+    drafts = std::max(drafts, r->next_drafts());
+  }
   // KV is read per request at its own context (each capped by any sliding window): the sum.
   std::int64_t kv_tokens = 0;
   for (const RequestRunner* r : batch) kv_tokens += attended_tokens(s.model, r->context());
   StepResult out;
+  out.positions = positions;
+  out.drafts = drafts;
   out.stage_costs.reserve(lead.stages_.size());
   SharedRouting routed(lead.side_by_side_ && lead.router_ ? s.model.layers : 0);
   for (std::size_t i = 0; i < lead.stages_.size(); ++i) {
     const Stage& stage = lead.stages_[i];
-    StepCosts costs = stage.model->step_fixed(positions);
+    StepCosts costs = stage.model->step_fixed(positions, drafts);
     const bool routes = lead.router_ && (!lead.side_by_side_ || i == 0);
     for (int layer = stage.first_layer; layer < stage.end_layer; ++layer) {
       LayerExperts e;
-      if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, tokens, e);  // dense layers route nothing
+      if (routes && layer >= lead.first_moe_) route_layer(batch, stage, layer, e);  // dense layers route nothing
       if (lead.side_by_side_ && lead.router_ && layer >= lead.first_moe_) routed.share(routes, layer, e);
       StepCosts layer_costs = stage.model->layer(e, positions, kv_tokens);
       costs += layer_costs;
@@ -433,7 +441,10 @@ StepResult BatchStep::run(const std::vector<RequestRunner*>& batch, bool keep_la
     add_stage(out, costs, stage, positions, lead.side_by_side_);
   }
   if (!lead.side_by_side_) pipeline_link_floor(out);
-  for (RequestRunner* r : batch) out.tokens_out += r->advance(tokens, drafts);
+  for (RequestRunner* r : batch) {
+    const int own = r->next_drafts();
+    out.tokens_out += r->advance(1 + own, own);
+  }
   return out;
 }
 

@@ -27,6 +27,8 @@ struct StepResult {
   std::vector<int> exchanges;         // expert split: per card, layers whose hidden states went to it and back
   double exchange_s = 0;              // expert split: per layer the longest exchange (they run at once), summed
   int tokens_out = 0;                 // tokens this step adds to the output
+  int positions = 0;                  // positions it verified: 1 + its drafts, summed over a batch's requests
+  int drafts = 0;                     // draft passes it ran (a batch: its longest draft)
   std::vector<LayerTrace> layers;     // filled only when asked
 };
 
@@ -111,6 +113,13 @@ class RequestRunner {
   // this request's routing model; per card in `per_stage` when given.
   StepCosts prefill_of(const std::vector<PrefillSequence>& sequences, std::vector<StepCosts>* per_stage = nullptr) const;
   bool done() const { return generated_ >= gen_tokens_; }
+  // Drafts its next decode step verifies: engine.draft_tokens, but never more than the tokens it
+  // still has to generate after the step's own (llama.cpp's server_slot::get_n_draft_max caps the
+  // draft at n_remaining - 1); 0 without speculative decoding.
+  int next_drafts() const {
+    if (!s_.engine.speculative) return 0;
+    return static_cast<int>(std::clamp<std::int64_t>(gen_tokens_ - generated_ - 1, 0, s_.engine.draft_tokens));
+  }
   // A prefill pass over this request has finished: its last position's logits give the next
   // output token (the first one, or after a preemption the next), without a decode step.
   // The experts its prompt touched enter a copy-in (lru, lfu) cache: StepModel::prefill charged
@@ -139,7 +148,7 @@ class RequestRunner {
   bool copies_misses(const Stage& stage) const {
     return stage.cache && stage.cache->admits_misses() && s_.engine.policy != CachePolicy::ProfileLru;
   }
-  void step_expert_split(int tokens, std::int64_t kv_tokens, StepResult& out);
+  void step_expert_split(int tokens, int drafts, std::int64_t kv_tokens, StepResult& out);
   // A prefill of `tokens` into copy-in caches (lru, lfu): each expert of each of the stage's
   // MoE layers is drawn touched with its probability 1 - (1 - pi)^tokens (Popularity::touched_by,
   // the expectation StepModel::prefill charges), from this request's own counter stream; the
@@ -172,7 +181,7 @@ class RequestRunner {
 
 // Continuous batching (engine.slot_scheduling: batched): one decode step for every running
 // request together. Per card and layer: the non-expert weights are read once for the batch's
-// B x T positions, each request's KV at its own context, and (MoE) the experts looked up are
+// positions (each request its 1 + next_drafts()), each request's KV at its own context, and (MoE) the experts looked up are
 // the union of every request's tokens' experts (each request keeps its own router); the
 // union's misses go to the host or over PCIe by the engine's usual rules, attributed to the
 // request whose token touched each first. The per-step work (LM head, host step work) is paid
@@ -188,7 +197,7 @@ class BatchStep {
   std::int64_t moe_layer_steps() const { return layer_steps_; }
 
  private:
-  void route_layer(const std::vector<RequestRunner*>& batch, const Stage& stage, int layer, int tokens, LayerExperts& e);
+  void route_layer(const std::vector<RequestRunner*>& batch, const Stage& stage, int layer, LayerExperts& e);
   std::vector<std::uint32_t> seen_;  // per expert: the last (step, layer) stamp the batch looked it up
   std::uint32_t stamp_ = 0;
   std::vector<std::pair<int, RequestRunner*>> missed_;  // expert, the request that touched it first

@@ -177,7 +177,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   return d;
 }
 
-StepCosts StepModel::step_fixed(int tokens) const {
+StepCosts StepModel::step_fixed(int tokens, int drafts) const {
   const auto& ph = s_.engine.physics;
   StepCosts c;
   if (!host_) c.flops = 2.0 * s_.model.params_active * tokens * shard_ * layers_ / static_cast<double>(s_.model.layers);
@@ -185,8 +185,8 @@ StepCosts StepModel::step_fixed(int tokens) const {
   double bytes = head_bytes_;
   double launches = 0;
   if (s_.engine.speculative) {
-    bytes += s_.engine.draft_tokens * (s_.engine.draft_head_bytes + head_bytes_);
-    launches += s_.engine.draft_tokens * ph.layer_launch;
+    bytes += drafts * (s_.engine.draft_head_bytes + head_bytes_);
+    launches += drafts * ph.layer_launch;
   }
   c.compute = bytes / bw_;
   c.vram_bytes = bytes;

@@ -114,10 +114,11 @@ class StepModel {
   // Host throughput of one worker group, bytes of expert weights per second.
   double host_worker_rate() const { return cpu_bw_ / std::max(1, s_.engine.physics.host_expert_workers); }
 
-  // The per-step part: LM head, draft passes, host step work (on the card that holds the head);
-  // also the step's GEMM FLOPs on this card (2 x active parameters x `tokens` positions, its
-  // share; none for CPU layers), counted here once per step and card (StepCosts::flops).
-  StepCosts step_fixed(int tokens) const;
+  // The per-step part: LM head, `drafts` draft passes (each the draft head and the LM head), host
+  // step work (on the card that holds the head); also the step's GEMM FLOPs on this card (2 x
+  // active parameters x `tokens` positions, its share; none for CPU layers), counted here once
+  // per step and card (StepCosts::flops).
+  StepCosts step_fixed(int tokens, int drafts) const;
   // The least time a decode step of `tokens` positions can take on this card's layers: its
   // FLOPs (2 x active parameters per position, this card's share) at the dense fp16 rate x
   // gpu_compute_efficiency (the host's own rate for CPU layers). Continuous batching's floor.
