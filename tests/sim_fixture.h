@@ -37,8 +37,8 @@ struct CaseStudyCard {
   sim::LayerPopularity popularity = sim::scenario_popularity(s);
   std::unique_ptr<sim::ExpertCache> cache = std::make_unique<sim::ExpertCache>(s.engine.policy, plan.slots, 0.0, popularity);
   std::vector<sim::Stage> stages{sim::Stage{0, s.model.layers, &model, cache.get(), 0, 0}};
-  sim::RequestRunner runner(std::uint64_t id, std::int64_t prompt_tokens = 26) {
-    return sim::RequestRunner(s, stages, popularity, id, prompt_tokens, 192);
+  sim::RequestRunner runner(std::uint64_t id, std::int64_t prompt_tokens = 26, std::int64_t gen_tokens = 192) {
+    return sim::RequestRunner(s, stages, popularity, id, prompt_tokens, gen_tokens);
   }
 };
 

@@ -105,6 +105,44 @@ TEST_CASE("MTP: drafts accepted per step match the acceptance rate", "[step]") {
   CHECK(conditional_acceptance(4, 0.0) == 0.0);
 }
 
+// llama.cpp's server caps a step's draft at the tokens still to generate after the step's own
+// (server_slot::get_n_draft_max: n_remaining - 1): a request's last steps verify fewer positions,
+// and read fewer draft heads.
+TEST_CASE("MTP: a step never drafts past the request's last token", "[step]") {
+  test::CaseStudyCard card;
+  for (std::int64_t gen : {2, 3, 7, 192}) {
+    INFO(gen);
+    RequestRunner r = card.runner(11, 26, gen);
+    r.take_prefill_token();
+    std::int64_t drafted = 0;
+    while (!r.done()) {
+      const std::int64_t remaining = gen - r.generated();
+      CHECK(r.next_drafts() == std::min<std::int64_t>(4, remaining - 1));
+      const StepResult step = r.step(false);
+      CHECK(step.positions == 1 + step.drafts);
+      CHECK(step.drafts == std::min<std::int64_t>(4, remaining - 1));
+      CHECK(step.tokens_out <= remaining);
+      drafted += step.drafts;
+    }
+    CHECK(r.counters().drafted == drafted);
+    CHECK(r.generated() == gen);
+  }
+  // One token after the prefill's: a plain step, one position, no draft head read.
+  RequestRunner two = card.runner(12, 26, 2);
+  two.take_prefill_token();
+  const StepResult last = two.step(false);
+  CHECK(last.positions == 1);
+  CHECK(card.model.step_fixed(1, 0).vram_bytes < card.model.step_fixed(5, 4).vram_bytes);
+  // A batch: each request verifies its own positions; the draft passes run for the longest.
+  RequestRunner a = card.runner(13, 26, 192), b = card.runner(14, 26, 2);
+  a.take_prefill_token();
+  b.take_prefill_token();
+  BatchStep stepper;
+  const StepResult both = stepper.run({&a, &b}, false);
+  CHECK(both.positions == 5 + 1);
+  CHECK(both.drafts == 4);
+}
+
 // Sliding-window layers read at most their window of KV: Gemma 3 27B keeps 1,024 tokens on 52 of
 // its 62 layers, gpt-oss-20b 128 on 12 of 24; a model without windows reads the whole context.
 TEST_CASE("attended KV positions: windowed layers are capped at their window", "[step]") {
