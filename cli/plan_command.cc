@@ -50,8 +50,8 @@ dtype (auto or fp8), everything on the GPU.
                      throughput (all clients' generated tokens per second)
   --clients N        concurrent closed-loop clients (default 1); each runs 4 requests of
                      512 + 128 tokens. llama.cpp gets one slot per client (-np N; -c is
-                     the context x N, llama-server's slots share it); its slots take turns
-                     in one decode loop (no batching is modelled)
+                     the context x N, llama-server's slots share it); its slots' tokens
+                     are batched into each decode step (continuous batching)
   --context N        context window in tokens (default 4096); each result also says the
                      largest context its placement still fits
   --engine E         llama.cpp (default) | expert-cache | hybrid-cpu-experts | vllm
@@ -466,8 +466,8 @@ int plan_command(const std::vector<std::string>& argv) {
             << (failed ? ", " + std::to_string(failed) + " of them failed (warnings above)" : std::string())
             << "; " << ok.front().engine << " flags)\n";
   if (llama && clients > 1)
-    std::cout << "  One llama-server slot per client (-np " << clients << ", -c shared by the slots); the slots take turns "
-              << "in one decode loop (no batching is modelled).\n";
+    std::cout << "  One llama-server slot per client (-np " << clients << ", -c shared by the slots); every decode step "
+              << "batches the active slots' tokens, as llama-server does.\n";
   std::cout << "\n";
   for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
     std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode "

@@ -46,12 +46,13 @@ TEST_CASE("single-stream pipeline decode: one card works at a time", "[multi][pi
   CHECK(decode(two) == Approx(estimate).epsilon(0.35));
 }
 
-// llama.cpp's slots take turns in one decode loop (serial): a pipeline's cards never work on two
-// slots' steps at once, so eight clients get one stream's throughput. An engine that overlaps
-// its slots' steps (overlapped) fills the pipeline: card 0 runs request B while card 1 runs A.
+// Slots that take turns in one decode loop (serial): a pipeline's cards never work on two slots'
+// steps at once, so eight clients get one stream's throughput. An engine that overlaps its
+// slots' steps (overlapped) fills the pipeline: card 0 runs request B while card 1 runs A.
 TEST_CASE("eight clients fill the pipeline only when the engine overlaps its slots", "[multi][pipeline]") {
   const std::string one = run_json(kLlama, "--set engine.context=1024 --set workload.requests=4");
-  const std::string clients = "--set engine.context=1024 --set engine.parallel=8 --set workload.clients=8 --set workload.requests=32";
+  const std::string clients = "--set engine.context=1024 --set engine.parallel=8 --set workload.clients=8 --set workload.requests=32 "
+                              "--set engine.slot_scheduling=serial";
   const std::string serial = run_json(kLlama, clients);
   CHECK(json_number(serial, "throughput_tok_s") < 1.1 * json_number(one, "throughput_tok_s"));
   CHECK(json_number(serial, "util", "cards") < 0.6);
