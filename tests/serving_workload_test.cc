@@ -120,6 +120,9 @@ TEST_CASE("bad workloads: min > max, outside the context, zero clients, negative
   CHECK_THAT(decode_error(base + "clients: 1\nprompt_tokens: { dist: empirical, file: " + test::data_path("serving/lengths_too_long.csv") + " }\n"),
              Catch::Contains("lengths_too_long.csv:3:1: error: workload.prompt_tokens.file: tokens: 40000 lies outside the context window"));
   CHECK_THAT(decode_error(base + "clients: 0\nprompt_tokens: 26\n"), Catch::Contains("workload.clients: must be between 1 and"));
+  // Each client is an actor with a stack of its own: beyond 30,000 the OS's map limit would crash the run.
+  CHECK_THAT(decode_error(base + "clients: 40000\nprompt_tokens: 26\n"),
+             Catch::Contains("workload.clients: at most 30000 closed-loop clients") && Catch::Contains("open-loop"));
   CHECK_THAT(decode_error(base + "prompt_tokens: 26\narrival: { process: poisson, rate: -2/s }\n"),
              Catch::Contains("workload.arrival.rate"));
   CHECK_THAT(decode_error(base + "prompt_tokens: 26\narrival: { process: bursty, rate: 2/s, burst: 1s, idle: -3s }\n"),

@@ -284,7 +284,16 @@ WorkloadSetup decode_workload(MapReader w, std::int64_t context) {
                                ") workload has no clients: requests arrive " + (trace ? "at the trace's times" : "at `arrival.rate`"));
     s.clients = 0;
   } else {
-    s.clients = static_cast<int>(w.integer("clients", 1, 1 << 20));
+    // Each closed-loop client is a SimGrid actor with a stack of its own (two memory maps: the
+    // stack and its guard page); Linux's default vm.max_map_count of 65,530 ends near 32,000
+    // actors, with a crash. Far more clients are better modelled by an open-loop arrival rate.
+    constexpr std::int64_t kMaxClients = 30000;
+    const std::int64_t clients = w.integer("clients", 1, std::numeric_limits<std::int64_t>::max());
+    if (clients > kMaxClients)
+      w.fail_at("clients", "at most " + std::to_string(kMaxClients) + " closed-loop clients (each is a simulated actor with "
+                "its own stack, and the OS's memory-map limit ends near 32,000); for more, use an open-loop "
+                "`arrival: { process: poisson, rate: ... }`");
+    s.clients = static_cast<int>(clients);
   }
   for (const char* key : {"clients", "prompt_tokens", "gen_tokens", "trace"}) w.ignore(key);  // unset ones
   if (trace) {
