@@ -159,6 +159,11 @@ std::string to_json(const workloads::FitReport& rep) {
     j.value(q.host->name);
   else
     j.null();
+  j.key("host_gib");
+  if (q.host && !rep.fits)
+    j.value(rep.host_bytes / units::kGiB);
+  else
+    j.null();
   j.key("suggestions").begin_array();
   for (const auto& s : rep.suggestions) write_suggestion(j, s);
   j.end_array();
@@ -218,6 +223,10 @@ std::string to_table(const workloads::FitReport& rep) {
     o << fixed(*rep.decode_tok_s, 1) << " tok/s with " << fixed(100 * rep.resident_fraction, 1) << "% resident, the rest from "
       << q.host->name << " RAM (" << units::format_bandwidth(q.host->memory_bandwidth) << "); all on the GPU it would be "
       << fixed(rep.gpu_decode_tok_s, 1) << " tok/s\n";
+  } else if (q.host) {
+    o << "does not run: the " << gib(rep.host_bytes) << (q.gpus > 1 ? " the cards cannot" : " the card cannot")
+      << " hold do not fit in " << q.host->name << "'s RAM ("
+      << gib(q.host->memory_bytes) << ") either\n";
   } else {
     o << "does not run: " << fixed(100 * rep.resident_fraction, 1)
       << "% would be resident; pass --host to estimate offload to system RAM\n";

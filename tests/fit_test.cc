@@ -155,9 +155,37 @@ TEST_CASE("impossible questions are refused with a reason", "[fit]") {
   FitQuery apple = f.query("llama-3.1-8b", "m4-max-128gb", "Q4_K_M", 8192);
   apple.gpus = 2;
   CHECK_THROWS_WITH(analyse_fit(apple, f.formats, f.models), Catch::Contains("unified-memory"));
+  FitQuery apple_host = f.query("llama-3.3-70b", "m4-16gb", "Q4_K_M", 8192);
+  apple_host.host = f.host("ddr5-dual-channel");
+  CHECK_THROWS_WITH(analyse_fit(apple_host, f.formats, f.models), Catch::Contains("no other host RAM"));
+}
+
+// Offloading needs the host's RAM to hold what the cards do not (as `vramsim run` counts the CPU
+// layers against hardware.host): neither the whole model nor nothing.
+TEST_CASE("offload runs only when the part off the cards fits the host's RAM", "[fit]") {
+  Fixture f;
   FitQuery huge = f.query("deepseek-v3", "rtx-4090", "BF16", 8192);
   huge.host = f.host("ddr5-dual-channel");
-  CHECK_THROWS_WITH(analyse_fit(huge, f.formats, f.models), Catch::Contains("do not fit in ddr5-dual-channel's RAM"));
+  const FitReport h = analyse_fit(huge, f.formats, f.models);
+  CHECK_FALSE(h.fits);
+  CHECK_FALSE(h.decode_tok_s);
+  CHECK(h.host_bytes > huge.host->memory_bytes);
+  // Llama 3.3 70B Q8_0: 70 GiB of weights, more than the 64 GiB of RAM, but 22 GiB stay on the
+  // card, so the rest fits: it runs offloaded.
+  FitQuery q8 = f.query("llama-3.3-70b", "rtx-4090", "Q8_0", 4096);
+  q8.host = f.host("ddr5-dual-channel");
+  const FitReport r8 = analyse_fit(q8, f.formats, f.models);
+  CHECK(r8.footprint.weights > q8.host->memory_bytes);
+  CHECK(r8.host_bytes == Approx(r8.footprint.total - r8.usable_bytes));
+  CHECK(r8.host_bytes < q8.host->memory_bytes);
+  CHECK(r8.decode_tok_s);
+  // Q6_K at a 131,072-token context: 102 GiB in all, more than the card and the RAM together.
+  FitQuery q6 = f.query("llama-3.3-70b", "rtx-4090", "Q6_K", 131072);
+  q6.host = f.host("ddr5-dual-channel");
+  const FitReport r6 = analyse_fit(q6, f.formats, f.models);
+  CHECK(r6.footprint.total > r6.usable_bytes + q6.host->memory_bytes);
+  CHECK_FALSE(r6.decode_tok_s);
+  CHECK_FALSE(r6.suggestions.empty());  // a shorter context still helps
 }
 
 TEST_CASE("several cards: 90% of each and the pipeline's 0.6 efficiency", "[fit]") {

@@ -32,12 +32,9 @@ void validate(const FitQuery& q) {
     throw std::invalid_argument(q.gpu.name + " is a unified-memory part: several of them cannot be combined");
   if (const std::string why = native_only_refusal(q.quant, q.model.name, q.model.native_format); !why.empty())
     throw std::invalid_argument(why);
-  if (q.host) {
-    double total = weight_bytes(q.model, q.quant.bits_per_weight);
-    if (total > q.host->memory_bytes)
-      throw std::invalid_argument("the weights (" + units::format_gib(total) + ") do not fit in " + q.host->name +
-                                  "'s RAM (" + units::format_gib(q.host->memory_bytes) + ") either");
-  }
+  if (q.host && q.gpu.unified())
+    throw std::invalid_argument(q.gpu.name + " is a unified-memory part: its memory is the host's, there is no other "
+                                "host RAM to offload to (leave out --host)");
 }
 
 // Whether `f` (of `q`'s model, or of `model` when given) fits the query's cards: the total, and
@@ -97,9 +94,14 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     rep.decode_tok_s = rep.gpu_decode_tok_s;
     return rep;
   }
-  // Offloaded: the share the cards actually hold (whole layers per card) runs from VRAM.
-  if (q.host)
-    rep.decode_tok_s = offload_decode_tok_s(q.model, r, q.gpu, q.gpus, q.host->memory_bandwidth, rep.resident_fraction);
+  // Offloaded: the share the cards actually hold (whole layers per card) runs from VRAM, the
+  // rest (its weights, KV and overhead) from the host's RAM, which must hold it (as `vramsim run`
+  // counts the CPU layers' bytes against hardware.host's memory).
+  if (q.host) {
+    rep.host_bytes = rep.footprint.total * (1.0 - rep.resident_fraction);
+    if (rep.host_bytes <= q.host->memory_bytes)
+      rep.decode_tok_s = offload_decode_tok_s(q.model, r, q.gpu, q.gpus, q.host->memory_bandwidth, rep.resident_fraction);
+  }
 
   // 1. A shorter context.
   if (rep.max_context_tokens > 0) {

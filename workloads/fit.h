@@ -60,7 +60,9 @@ struct FitReport {
   double decode_efficiency = 0;
   double gpu_decode_tok_s = 0;             // as if everything were resident
   double resident_fraction = 1.0;
-  std::optional<double> decode_tok_s;      // the answer: GPU speed if it fits, else offloaded speed, else none
+  double host_bytes = 0;                   // offloaded (with a host, when it does not fit): the bytes left to host RAM
+  std::optional<double> decode_tok_s;      // the answer: GPU speed if it fits, else offloaded speed (the rest fits
+                                           // the host's RAM), else none
   std::vector<Suggestion> suggestions;     // only when it does not fit
   std::optional<Suggestion> smaller_model;  // a catalogue model that fits, when it does not
   bool smaller_model_faster = false;       // ...and beats this model offloaded
@@ -68,7 +70,7 @@ struct FitReport {
 
 // Validates the query (throws std::invalid_argument with a user-facing reason: context 0,
 // context beyond the model's window, a native-only format on another model, several unified
-// parts) and computes the report. `alternatives` are the catalogue's other models.
+// parts, a host beside a unified part) and computes the report. `alternatives` are the catalogue's other models.
 FitReport analyse_fit(const FitQuery& query, const FormatTables& formats, const std::vector<ModelSpec>& alternatives);
 
 }  // namespace vramsim::workloads
