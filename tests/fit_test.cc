@@ -1,6 +1,7 @@
 // `analyse_fit`: the answer and the advice when the model does not fit.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 #include "cli/catalogue_access.h"
@@ -281,4 +282,25 @@ TEST_CASE("a native-only weights format on another model is refused by every com
   // The model released in it keeps it.
   auto gpt = test::run_vramsim("fit --model gpt-oss-20b --gpu rtx-4080 --quant MXFP4 --json");
   CHECK(gpt.status == 0);
+}
+
+// The formula reads an MoE model's active bytes at the dense efficiency: fit says it is an upper
+// bound, with the measured ratio, for MoE models only; the figures it quotes are the formula's.
+TEST_CASE("fit flags an MoE model's decode as an upper bound, with the measured ratio", "[fit][cli]") {
+  for (const std::string moe : {"--model qwen3-30b-a3b --quant Q4_0", "--model gpt-oss-20b --quant MXFP4"}) {
+    auto r = test::run_vramsim("fit " + moe + " --gpu rtx-4090 --json");
+    INFO(moe << "\n" << r.err);
+    REQUIRE(r.status == 0);
+    auto rep = json::parse(r.out);
+    REQUIRE(rep.ok());
+    const std::string note = rep->find("decode_note")->text();
+    CHECK_THAT(note, Catch::Contains("upper bound") && Catch::Contains("0.52-0.57"));
+    // The note's "against N" figures are this formula's own on the RTX 4090.
+    const auto quoted = std::to_string(static_cast<int>(std::lround(rep->find("decode_tok_s")->number())));
+    CHECK_THAT(note, Catch::Contains("against " + quoted));
+    CHECK_THAT(test::run_vramsim("fit " + moe + " --gpu rtx-4090").out, Catch::Contains("note         MoE: an upper bound"));
+  }
+  auto dense = test::run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json");
+  REQUIRE(dense.status == 0);
+  CHECK(json::parse(dense.out)->find("decode_note")->is_null());
 }
