@@ -97,6 +97,18 @@ TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run
   auto p50 = [](const std::string& json) { return vramsim::test::json_number(json, "p50", "decode_tok_s"); };
   CHECK(p50(gen5.out) > p50(base.out));
   CHECK(p50(big.out) > 1.3 * p50(base.out));  // 16 GB more for the cache
+  CHECK(gen5.err.find("warning") == std::string::npos);
+}
+
+// The scenario's measured rate is the Gen3 slot's: a new preset alone keeps it, and the run says so.
+TEST_CASE("a measured link rate kept for a faster preset is flagged", "[run][link]") {
+  auto gen4 = run_vramsim("run " + scenario("shared") + " --set workload.requests=2 --set hardware.link.preset=pcie-gen4-x16");
+  REQUIRE(gen4.status == 0);
+  CHECK_THAT(gen4.err, Catch::Contains("measured_h2d (13.9 GB/s) is under 3/4 of pcie-gen4-x16's typical 26.0 GB/s") &&
+                           Catch::Contains("--set hardware.link.measured_h2d="));
+  auto own = run_vramsim("run " + scenario("shared") + " --set workload.requests=2");
+  REQUIRE(own.status == 0);
+  CHECK(own.err.find("under 3/4") == std::string::npos);
 }
 
 // The run's GPU utilisation: "util" of the top-level "gpu" object (cards and links have their own).
