@@ -48,8 +48,15 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
   {
     MapReader p = r.map("power");
     g.tdp_watts = p.quantity("tdp", Dimension::Power);
+    // The largest single accelerator boards draw ~1.2-1.4 kW (NVIDIA B200 1,000 W, GB300 up to
+    // 1,400 W per GPU); 2 kW bounds a card with room, and catches a unit slip (450kW).
+    if (g.tdp_watts > 2000) p.fail_at("tdp", "a card's TDP is at most 2,000 W (the largest accelerators draw ~1.4 kW); got " +
+                                                 std::to_string(static_cast<long long>(g.tdp_watts)) + " W");
     g.idle_watts = p.quantity("idle", Dimension::Power, Lower::NonNegative);
-    if (g.idle_watts >= g.tdp_watts) p.fail_at("idle", "idle power must be below the TDP");
+    if (g.idle_watts >= g.tdp_watts)
+      p.fail_at("idle", "idle power (" + std::to_string(static_cast<long long>(g.idle_watts)) + " W) must be below the TDP (" +
+                            std::to_string(static_cast<long long>(g.tdp_watts)) + " W, set at " +
+                            config::to_string(p.node().find("tdp")->origin()) + ")");
     p.finish();
   }
   if (auto pcie = r.optional_map("pcie")) {
