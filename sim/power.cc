@@ -6,14 +6,25 @@
 
 namespace vramsim::sim {
 
+double wait_power(const hw::GpuSpec& gpu, const Scenario& s) {
+  return s.engine.physics.wait_power_share * std::max(0.0, gpu.tdp_watts - gpu.idle_watts);
+}
+
+namespace {
+// The board power left for the work once a kernel is resident: TDP - idle - wait power.
+double work_budget(const hw::GpuSpec& gpu, const Scenario& s) {
+  return std::max(0.0, gpu.tdp_watts - gpu.idle_watts - wait_power(gpu, s));
+}
+}  // namespace
+
 double energy_per_flop(const hw::GpuSpec& gpu, const Scenario& s) {
   const double peak = gemm_peak(gpu, s);
-  return peak > 0 ? std::max(0.0, gpu.tdp_watts - gpu.idle_watts) / peak : 0.0;
+  return peak > 0 ? work_budget(gpu, s) / peak : 0.0;
 }
 
 double energy_per_byte(const hw::GpuSpec& gpu, const Scenario& s) {
   if (s.engine.physics.energy_per_byte) return *s.engine.physics.energy_per_byte;
-  return gpu.memory_bandwidth > 0 ? std::max(0.0, gpu.tdp_watts - gpu.idle_watts) / gpu.memory_bandwidth : 0.0;
+  return gpu.memory_bandwidth > 0 ? work_budget(gpu, s) / gpu.memory_bandwidth : 0.0;
 }
 
 PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
@@ -21,9 +32,8 @@ PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   p.cards = static_cast<int>(std::max<std::size_t>(1, s.cards.size()));
   const double t = run.makespan_s;
   if (t <= 0) return p;
-  const auto& ph = s.engine.physics;
   auto add_card = [&](const hw::GpuSpec& spec, double util, double bytes, double flops) {
-    const double w = spec.idle_watts + ph.wait_power * util + energy_per_byte(spec, s) * bytes / t +
+    const double w = spec.idle_watts + wait_power(spec, s) * util + energy_per_byte(spec, s) * bytes / t +
                      energy_per_flop(spec, s) * flops / t;
     p.uncapped_power_w += w;
     p.power_capped = p.power_capped || w > spec.tdp_watts;

@@ -1,21 +1,19 @@
 // GPU power and utilisation over a run (several cards: summed power, mean utilisation).
 //
-//   mean power = idle + wait_power x (share of time a kernel is resident)
+//   mean power = idle + wait x (share of time a kernel is resident)
 //                + energy_per_byte x (VRAM bytes streamed) / time
 //                + energy_per_flop x (tensor FLOPs run) / time,   at most the card's TDP
-// The first two terms are what a resident kernel costs while it waits (clocks up, polling);
-// the last two are the work itself, each the card's own bound from its catalogue figures:
-// energy_per_byte = (TDP - idle) / peak memory bandwidth, the card at its rated board power
-// streaming at full bandwidth (RTX 5090, GDDR7: 545 W / 1792 GB/s = 304 pJ/B; H100 SXM, HBM3:
-// 630 W / 3350 GB/s = 188 pJ/B), unless the engine sets energy_per_byte_pj; energy_per_flop =
-// (TDP - idle) / peak tensor rate for the scenario's GEMMs (gemm_peak: dense fp16, or fp8 for
-// FP8 weights), the card at its rated board power running dense tensor math at peak (H100 SXM:
-// 630 W / 989 TFLOPS = 0.64 pJ/FLOP; RTX 3090: 330 W / 71 TFLOPS = 4.6 pJ/FLOP). Both work
-// terms include the operands' on-chip movement, so a kernel at peak on either alone reaches
-// the TDP. "Utilisation" is what the driver
-// reports: the share of time a kernel is resident, stalls included; the useful fraction is the
-// share spent streaming weights and KV or computing. Only the GPU boards: host CPU and RAM
-// power are not modelled.
+// wait = wait_power_share x (TDP - idle): what a resident kernel costs whether it works or
+// waits (clocks up, SMs polling), the engine's share of the card's dynamic range (calibrated on
+// the case study's RTX 5090). The last two terms are the work itself, each from the card's own
+// catalogue figures, so that a resident kernel at peak on either alone reaches the TDP:
+// energy_per_byte = (TDP - idle - wait) / peak memory bandwidth (RTX 5090, GDDR7, share 0.265:
+// 401 W / 1792 GB/s = 224 pJ/B), unless the engine sets energy_per_byte_pj; energy_per_flop =
+// (TDP - idle - wait) / peak tensor rate for the scenario's GEMMs (gemm_peak: dense fp16, or
+// fp8 for FP8 weights). Both work terms include the operands' on-chip movement. "Utilisation"
+// is what the driver reports: the share of time a kernel is resident, stalls included; the
+// useful fraction is the share spent streaming weights and KV or computing. Only the GPU
+// boards: host CPU and RAM power are not modelled.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +33,12 @@ struct PowerSummary {
   int cards = 1;
 };
 
-// J per FLOP of `gpu`'s tensor cores for the scenario's GEMMs: (TDP - idle) / gemm_peak.
+// W above idle while a kernel is resident on `gpu`: wait_power_share x (TDP - idle).
+double wait_power(const hw::GpuSpec& gpu, const Scenario& scenario);
+// J per FLOP of `gpu`'s tensor cores for the scenario's GEMMs: (TDP - idle - wait) / gemm_peak.
 double energy_per_flop(const hw::GpuSpec& gpu, const Scenario& scenario);
 // J per byte streamed from `gpu`'s VRAM: the engine's energy_per_byte_pj when set, otherwise
-// the card's (TDP - idle) / peak memory bandwidth.
+// the card's (TDP - idle - wait) / peak memory bandwidth.
 double energy_per_byte(const hw::GpuSpec& gpu, const Scenario& scenario);
 
 PowerSummary summarise_power(const Scenario& scenario, const RunResult& run);

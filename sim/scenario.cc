@@ -282,7 +282,11 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
     if (*eff > 1) e.fail_at("cpu_bandwidth_efficiency", "an efficiency is at most 1");
     p.cpu_bandwidth_efficiency = *eff;
   }
-  p.wait_power = e.quantity("wait_power", Dimension::Power, Lower::NonNegative);
+  if (e.has("wait_power"))
+    e.fail_at("wait_power", "replaced by wait_power_share: the share of each card's TDP - idle that a resident but "
+                            "stalled kernel draws (0.265 calibrated on the case study's RTX 5090: 144 W of 545 W)");
+  p.wait_power_share = e.number("wait_power_share", Lower::NonNegative);
+  if (p.wait_power_share >= 1) e.fail_at("wait_power_share", "a share of the card's TDP - idle, below 1 (the rest powers the work)");
   // Absent: each card's own (TDP - idle) / peak bandwidth (power.h's energy_per_byte).
   if (auto pj = e.optional_number("energy_per_byte_pj", Lower::NonNegative)) p.energy_per_byte = *pj * 1e-12;
   return p;

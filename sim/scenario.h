@@ -88,7 +88,9 @@ struct EnginePhysics {
   double gemm_half_rows = 0;            // prefill GEMM rows at which it reaches half its rate (0: no such loss)
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
-  double wait_power = 0;                // W above idle while a kernel is resident (clocks up, polling)
+  // Share of each card's TDP - idle drawn above idle while a kernel is resident, working or not
+  // (clocks up, SMs polling); the rest, (1 - share) x (TDP - idle), is what the work can add.
+  double wait_power_share = 0;
   std::optional<double> energy_per_byte;  // J per byte streamed from VRAM through the SMs; unset: each card's own
   // Multi-card (engine.split). Host-visible cost of the synchronisation around one hand-off
   // of activations to the next card, and around one all-reduce, seconds (launch + event wait;

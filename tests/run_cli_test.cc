@@ -363,8 +363,9 @@ TEST_CASE("a long prompt's CPU layers stream over the first card's link, once pe
 
 TEST_CASE("power: a compute-bound prefill pays its FLOPs; a run over the TDP says so", "[run][power]") {
   const std::string h100 = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/llama8b-h100-vllm.yaml";
-  // Prefill only: 4,096-token prompts, one token out. (TDP - idle) / dense fp16 per FLOP puts
-  // the H100 (630 W / 989 TFLOPS) well above idle + wait_power (180 W) at ~100% utilisation.
+  // Prefill only: 4,096-token prompts, one token out. (TDP - idle - wait) / dense fp16 per FLOP
+  // puts the H100 (463 W / 989 TFLOPS) well above idle + wait (70 + 0.265 x 630 = 237 W) at
+  // ~100% utilisation.
   auto pre = run_vramsim("run " + h100 +
                          " --set workload.prompt_tokens=4096 --set workload.gen_tokens=1 --set workload.clients=1"
                          " --set workload.requests=4 --json");
@@ -372,20 +373,35 @@ TEST_CASE("power: a compute-bound prefill pays its FLOPs; a run over the TDP say
   CHECK(json_number(pre.out, "avg_power_w") > 400.0);
   CHECK(json_number(pre.out, "avg_power_w") <= 700.0);
   CHECK_THAT(pre.out, Catch::Contains("\"power_capped\": false"));
-  // Batch-1 decode streams at ~95% of the time: with the H100's own energy per byte, (700 - 70) W
-  // / 3350 GB/s = 188 pJ/B, it stays under the TDP; the RTX 5090's 304 pJ/B (GDDR7) set by hand
-  // would exceed it: capped and reported.
+  // Batch-1 decode streams at ~95% of the time: with the H100's own energy per byte, (700 - 70 -
+  // 167) W / 3350 GB/s = 138 pJ/B, it stays under the TDP; 304 pJ/B set by hand would exceed it:
+  // capped and reported.
   const std::string decode = "run " + h100 + " --set workload.clients=1 --set workload.requests=2";
   auto own = run_vramsim(decode + " --json");
   REQUIRE(own.status == 0);
   const double watts = json_number(own.out, "avg_power_w");
-  CHECK(watts > 70.0 + 110.0);  // above idle + wait_power: it streams
+  CHECK(watts > 70.0 + 0.265 * 630);  // above idle + wait: it streams
   CHECK(watts < 700.0);
   CHECK_THAT(own.out, Catch::Contains("\"power_capped\": false"));
   auto gddr7 = run_vramsim(decode + " --set engine.energy_per_byte_pj=304");
   REQUIRE(gddr7.status == 0);
   CHECK_THAT(gddr7.out, Catch::Contains("mean power 700 W (TDP-limited; model"));
   CHECK_THAT(gddr7.out, Catch::Contains("(GPU boards only)"));
+}
+
+// A resident kernel streaming at full bandwidth is the card at its rated power: the wait share
+// comes out of the same TDP - idle, so a memory-bound decode on any card stays under its TDP
+// (it used to add the wait on top of a whole (TDP - idle) per byte, and every card was capped).
+TEST_CASE("power: dense decode stays under each card's TDP; the old wait_power key is refused", "[run][power]") {
+  for (const char* gpu : {"rtx-3060-12gb", "rtx-3090", "rtx-4090", "l40s", "a100-80gb", "h100-sxm"}) {
+    INFO(gpu);
+    auto r = run_vramsim(std::string("run --model llama-3.1-8b --quant Q4_K_M --gpu ") + gpu + " --json");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("\"power_capped\": false"));
+    CHECK(json_number(r.out, "util", "gpu") > 0.9);
+  }
+  vramsim::test::check_refused(scenario("shared"), "engine.wait_power=116W", "replaced by wait_power_share");
+  vramsim::test::check_refused(scenario("shared"), "engine.wait_power_share=1", "below 1");
 }
 
 // A trace's tracks are timelines: on one track no two events overlap. Serial slots take turns
