@@ -513,11 +513,13 @@ class Simulation {
       out_.batch.request_experts = stepper.request_experts();
       out_.batch.moe_layer_steps = stepper.moe_layer_steps();
       double t0 = s4u::Engine::get_clock();
+      double linked = 0;  // hand-offs or all-reduces beyond the cards' work
       if (staged())
-        run_split_step(step.stage_costs, step.positions, trace);
+        linked = run_split_step(step.stage_costs, step.positions, trace);
       else
         t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
+      out_.decode.transfer += linked;
       account_gpu(step.costs);
       if (!staged() && trace) record_trace(t0, step);
       ++out_.decode_steps;
@@ -591,13 +593,15 @@ class Simulation {
     const StepCosts pre = jobs.front().runner->prefill_of(sequences, &pre_cards);
     std::int64_t tokens = 0;
     for (const auto& q : sequences) tokens += q.tokens;
+    double linked = 0;  // hand-offs or all-reduces beyond the cards' work
     if (pipelines_micro_batches(tokens))
       run_pipelined_prefill(pre_cards, tokens);
     else if (staged())
-      run_split_step(pre_cards, tokens, false);
+      linked = run_split_step(pre_cards, tokens, false);
     else
       run_whole_step(pre.total(), pre.host_idle);
     book_prefill(pre, jobs);
+    out_.prefill.transfer += linked;
   }
 
   // llama.cpp's pipeline parallelism splits a prompt into micro-batches (prefill_ubatch) and
@@ -684,16 +688,18 @@ class Simulation {
       const std::int64_t kv_tokens = attended_tokens(s_.model, rec.prompt_tokens + runner.generated());  // KV positions a layer reads
       StepResult step = runner.step(keep);
       double t0 = s4u::Engine::get_clock();
+      double linked = 0;  // hand-offs or all-reduces beyond the cards' work
       if (expert_split())
         run_expert_step(step.costs, step.stage_costs, step.exchanges, step.exchange_s, tokens,
                         out_.decode_steps < options_.trace_steps, credit);
       else if (staged())
-        run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
+        linked = run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
       else if (contended)
         run_step_contended(step, kv_tokens);
       else
         t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
+      out_.decode.transfer += linked;
       account_gpu(step.costs, contended);
       // Overlapped slots' steps run at once: each slot's uncontended layout on tracks of its own.
       if (!staged() && out_.decode_steps < options_.trace_steps)
@@ -858,7 +864,9 @@ class Simulation {
   // in turn, the hidden states handed to the next card over the platform. Tensor: every layer
   // on all cards at once (each its shard; the slowest sets the pace) and two all-reduces of
   // the hidden states per layer (after attention, after the MLP).
-  void run_split_step(const std::vector<StepCosts>& cards, std::int64_t tokens, bool trace) {
+  // Returns the seconds it took beyond the cards' own work (the pipeline's hand-offs, the tensor
+  // split's all-reduces), for the caller's step-time breakdown (booked as transfer).
+  double run_split_step(const std::vector<StepCosts>& cards, std::int64_t tokens, bool trace) {
     const double bytes = static_cast<double>(tokens) * model().activation_bytes();
     const auto& ph = s_.engine.physics;
     if (!tensor()) {
@@ -866,6 +874,7 @@ class Simulation {
       // do not work on two slots' steps at once. Overlapped slots may fill the pipeline.
       const bool one_loop = serial_loop();
       if (one_loop) engine_loop_->lock();
+      double handoffs = 0;
       for (std::size_t i = 0; i < cards.size(); ++i) {
         // The host's layers run on the CPU, except a prompt batch's: their weights stream to
         // the first card, which computes them (StepModel::prefill), so it is that card's work.
@@ -881,10 +890,11 @@ class Simulation {
         const double t0 = s4u::Engine::get_clock();
         const double took = hand_off(card, next, bytes);
         out_.handoff_s += took;
+        handoffs += took;
         if (trace) out_.trace.push_back({"hand-off", "link", t0, took});
       }
       if (one_loop) engine_loop_->unlock();
-      return;
+      return handoffs;
     }
     hold_all_cards(true);
     const int layers = s_.model.layers;
@@ -915,6 +925,7 @@ class Simulation {
       if (trace) out_.trace.push_back({"layers + all-reduces", "GPU " + std::to_string(c), t0, s4u::Engine::get_clock() - t0});
     }
     hold_all_cards(false);
+    return collectives;
   }
 
   // Each link's traffic in its busier direction: the expert path's bytes (inside the step

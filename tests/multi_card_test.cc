@@ -402,3 +402,18 @@ TEST_CASE("expert split: a layer's exchanges run at once, hand-off time is the p
   CHECK(three < 1.3 * two);
   CHECK(three > 0.7 * two);
 }
+
+// One stream's decode step is its time per output token's share: the cards' work plus the
+// pipeline's hand-offs or the tensor split's all-reduces, which the breakdown books as transfer.
+TEST_CASE("a split's step-time breakdown includes its hand-offs and all-reduces", "[multi]") {
+  for (const std::string split : {"pipeline", "tensor"}) {
+    INFO(split);
+    const std::string out = run_json(kLlama, "--set workload.requests=2 --set engine.split=" + split);
+    const double step_ms = json_number(out, "decode_step_ms");
+    const auto json = vramsim::json::parse(out);
+    REQUIRE(json);
+    // Without MTP one step is one token: the step is the TPOT.
+    CHECK(step_ms == Approx(1e3 * json->at_path("tpot_s.p50")->number()).epsilon(0.01));
+    CHECK(json_number(out, "transfer", "step_time_breakdown") > 0);
+  }
+}
