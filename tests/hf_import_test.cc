@@ -268,3 +268,17 @@ TEST_CASE("import: a tiny test model's parameter count is one YAML number at any
   CHECK(tiny->spec.params_total < 1e4);
   CHECK_THAT(tiny->yaml, Catch::Matches("(.|\n)*total: [0-9.]+e[0-9]+\n(.|\n)*"));
 }
+
+// Architectures the catalogue's model cannot describe are refused with the reason, not imported
+// wrong: Llama 4's shared expert and interleaved MoE layers, Qwen3-Next's linear-attention layers.
+TEST_CASE("import: Llama 4 and hybrid linear attention are refused with the reason", "[import]") {
+  check_refused_json(R"({"text_config": {"model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48,
+                         "num_attention_heads": 40, "num_key_value_heads": 8, "vocab_size": 202048,
+                         "num_local_experts": 16, "num_experts_per_tok": 1, "interleave_moe_layer_step": 1},
+                         "model_type": "llama4"})",
+                     {"model_type", "Llama 4 is not imported", "shared expert"});
+  check_refused_json(llama_like(R"(, "full_attention_interval": 4, "linear_num_key_heads": 16)"),
+                     {"full_attention_interval", "linear attention", "KV cache"});
+  check_refused_json(llama_like(R"(, "layer_types": ["linear_attention", "full_attention", "full_attention", "full_attention"])"),
+                     {"layer_types", "linear-attention layers are not imported"});
+}

@@ -157,8 +157,24 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   Fields top(root, path);
   const Node* text_config = root.find("text_config");  // multimodal wrappers (Gemma 3)
   Fields f = (text_config && text_config->is_map()) ? Fields(*text_config, path) : top;
+  // Architectures whose layers this import cannot describe: refused rather than imported wrong.
+  const std::string model_type = f.text("model_type", top.text("model_type", ""));
+  if (model_type == "llama4" || model_type == "llama4_text")
+    f.fail("model_type", "Llama 4 is not imported: its MoE layers carry a shared expert beside the routed ones, "
+                         "and interleave_moe_layer_step mixes dense and MoE layers, which the catalogue's model does not "
+                         "describe (its active parameters would come out ~40% low); write the model file by hand");
+  if (f.get("full_attention_interval") || f.get("linear_num_key_heads"))
+    f.fail(f.get("full_attention_interval") ? "full_attention_interval" : "linear_num_key_heads",
+           "hybrid linear attention (Qwen3-Next's Gated DeltaNet layers, full attention only every few layers) is not "
+           "imported: those layers keep a fixed-size state, not a KV cache, and the catalogue's model would give every "
+           "layer a KV cache; write the model file by hand");
+  if (const Node* types = f.get("layer_types"); types && types->is_sequence())
+    for (const auto& t : types->items())
+      if (t.text() == "linear_attention")
+        f.fail("layer_types", "linear-attention layers are not imported (they keep a fixed-size state, not a KV cache); "
+                              "write the model file by hand");
   // Fields left at their transformers class defaults are absent from the file.
-  const ClassDefaults defaults = class_defaults(f.text("model_type", top.text("model_type", "")));
+  const ClassDefaults defaults = class_defaults(model_type);
   // A whole number >= min from the file, else the class default, else missing.
   auto count = [&](const char* key, int min, std::optional<double> fallback) {
     if (auto v = f.whole(key, min)) return static_cast<int>(*v);
