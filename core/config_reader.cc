@@ -180,8 +180,10 @@ void MapReader::fail_at(std::string_view key, const std::string& message) const 
 
 void MapReader::ignore(std::string_view key) { consumed_.insert(std::string(key)); }
 
-void MapReader::finish() const {
+void MapReader::finish(std::initializer_list<std::string_view> also_accepted) const {
   std::vector<std::string> known(consumed_.begin(), consumed_.end());
+  for (auto k : also_accepted) known.emplace_back(k);
+  std::sort(known.begin(), known.end());
   for (const auto& [key, value] : node_.entries()) {
     if (consumed_.count(key)) continue;
     std::string message = "unknown key";

@@ -79,7 +79,9 @@ class MapReader {
   void ignore(std::string_view key);
 
   // Throws on the first key that no accessor consumed, naming the accepted keys.
-  void finish() const;
+  // `also_accepted`: keys a caller reads from the same mapping elsewhere (a scenario's keys
+  // beside a catalogue description), named in the message as accepted too.
+  void finish(std::initializer_list<std::string_view> also_accepted = {}) const;
 
  private:
   const Node* take(std::string_view key);

@@ -18,7 +18,7 @@ std::string_view to_string(GpuClass c) {
   return "?";
 }
 
-GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
+GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::initializer_list<std::string_view> scenario_keys) {
   MapReader r(node, key_path);
   GpuSpec g;
   g.name = r.string("name");
@@ -76,7 +76,7 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path) {
     const std::string file = r.string("calibration");
     g.calibration = load_calibration(file, r.any("calibration"), key_path + ".calibration");
   }
-  r.finish();
+  r.finish(scenario_keys);
   return g;
 }
 

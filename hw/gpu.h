@@ -48,6 +48,8 @@ struct GpuSpec {
 };
 
 // Decodes a resolved GPU description (see docs/config-reference.md). Throws ConfigError.
-GpuSpec decode_gpu(const config::Node& node, const std::string& key_path);
+// `scenario_keys`: keys a scenario reads beside the description (named in unknown-key errors).
+GpuSpec decode_gpu(const config::Node& node, const std::string& key_path,
+                   std::initializer_list<std::string_view> scenario_keys = {});
 
 }  // namespace vramsim::hw

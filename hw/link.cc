@@ -27,7 +27,7 @@ double pcie_lane_bandwidth(int generation) {
   }
 }
 
-LinkSpec decode_link(const config::Node& node, const std::string& key_path) {
+LinkSpec decode_link(const config::Node& node, const std::string& key_path, std::initializer_list<std::string_view> scenario_keys) {
   MapReader r(node, key_path);
   LinkSpec l;
   l.name = r.string("name");
@@ -65,7 +65,7 @@ LinkSpec decode_link(const config::Node& node, const std::string& key_path) {
     l.topology = r.choice("topology", {"bridge", "switch"}) == "bridge" ? NvlinkTopology::Bridge : NvlinkTopology::Switch;
   else if (r.has("topology"))
     r.fail_at("topology", "only an NVLink link has a topology (bridge or switch)");
-  r.finish();
+  r.finish(scenario_keys);
   return l;
 }
 

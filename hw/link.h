@@ -31,6 +31,8 @@ double pcie_lane_bandwidth(int generation);
 
 // Throws ConfigError. Rejects a typical bandwidth above the nominal one, and a PCIe link whose
 // nominal bandwidth is not its generation's lane rate x its lanes (within 2%).
-LinkSpec decode_link(const config::Node& node, const std::string& key_path);
+// `scenario_keys`: keys a scenario reads beside the description (named in unknown-key errors).
+LinkSpec decode_link(const config::Node& node, const std::string& key_path,
+                     std::initializer_list<std::string_view> scenario_keys = {});
 
 }  // namespace vramsim::hw

@@ -60,7 +60,7 @@ Node only_keys(const Node& ref, std::initializer_list<std::string_view> keys) {
 GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   GpuSetup g;
   const Node resolved = catalogue.resolve("gpus", "GPU", without_keys(ref, {"count", "vram_used_by_others", "free_vram"}), path);
-  g.spec = hw::decode_gpu(resolved, path);
+  g.spec = hw::decode_gpu(resolved, path, {"preset", "count", "vram_used_by_others", "free_vram"});
   // The simulation takes the driver's total as the card's (vram_plan.h). It is a little less
   // than the marketed capacity (read as GiB), never much more or much less: a capacity changed
   // without it (a what-if) would otherwise leave the old card's total in force.
@@ -92,7 +92,8 @@ GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, c
 
 LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   LinkSetup l;
-  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d", "numa_node"}), path), path);
+  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d", "numa_node"}), path), path,
+                           {"preset", "measured_h2d", "numa_node"});
   l.h2d_bandwidth = l.spec.typical_bandwidth;
   if (ref.is_map()) {
     const Node own = only_keys(ref, {"numa_node", "measured_h2d"});

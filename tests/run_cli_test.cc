@@ -83,6 +83,8 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"hardware.gpu.count=2 --set engine.layer_split=[10,10]", "the counts add up to 20 layers"},
       {"engine.contxt=4096", "engine.contxt: unknown key (did you mean \"context\"?)"},
       {"hardware.gpu.power.tdp=450kW", "hardware.gpu.power.tdp: a card's TDP is at most 2,000 W"},
+      {"hardware.gpu.vram_used_by_other=1GiB", "unknown key (did you mean \"vram_used_by_others\"?)"},
+      {"hardware.link.measured=1GB/s", "unknown key (did you mean \"measured_h2d\"?)"},
       {"hardware.gpu.power.tdp=5W", "idle power (30 W) must be below the TDP (5 W, set at --set hardware.gpu.power.tdp=5W)"},
   };
   for (const auto& [assignment, message] : cases) vramsim::test::check_refused(scenario("shared"), assignment, message);
