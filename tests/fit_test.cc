@@ -156,6 +156,9 @@ TEST_CASE("impossible questions are refused with a reason", "[fit]") {
   FitQuery apple = f.query("llama-3.1-8b", "m4-max-128gb", "Q4_K_M", 8192);
   apple.gpus = 2;
   CHECK_THROWS_WITH(analyse_fit(apple, f.formats, f.models), Catch::Contains("unified-memory"));
+  FitQuery too_many = f.query("llama-3.1-8b", "rtx-4090", "Q4_K_M", 8192);
+  too_many.gpus = 40;
+  CHECK_THROWS_WITH(analyse_fit(too_many, f.formats, f.models), Catch::Contains("--gpus 40 exceeds llama-3.1-8b's 32 layers"));
   FitQuery apple_host = f.query("llama-3.3-70b", "m4-16gb", "Q4_K_M", 8192);
   apple_host.host = f.host("ddr5-dual-channel");
   CHECK_THROWS_WITH(analyse_fit(apple_host, f.formats, f.models), Catch::Contains("no other host RAM"));

@@ -28,6 +28,9 @@ void validate(const FitQuery& q) {
                                 "'s maximum of " + std::to_string(q.model.max_context) + " tokens");
   if (q.concurrency < 1) throw std::invalid_argument("concurrency must be at least 1");
   if (q.gpus < 1) throw std::invalid_argument("--gpus must be at least 1");
+  if (q.gpus > q.model.layers)
+    throw std::invalid_argument("--gpus " + std::to_string(q.gpus) + " exceeds " + q.model.name + "'s " +
+                                std::to_string(q.model.layers) + " layers: a pipeline split gives each card whole layers");
   if (q.gpus > 1 && q.gpu.unified())
     throw std::invalid_argument(q.gpu.name + " is a unified-memory part: several of them cannot be combined");
   if (const std::string why = native_only_refusal(q.quant, q.model.name, q.model.native_format); !why.empty())
