@@ -4,6 +4,7 @@
 #include "core/config_reader.h"
 #include "workloads/formats.h"
 
+#include <filesystem>
 #include <iostream>
 
 namespace vramsim::cli {
@@ -42,7 +43,18 @@ std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue)
 sim::Scenario load_scenario(const Args& args, const std::string& command) {
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
-  auto tree = config::load_yaml_file(args.positional().at(0));
+  // A file, or a catalogue scenario's name (`vramsim list scenarios`), as studies accept.
+  std::string file = args.positional().at(0);
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw UsageError(file + " is a directory; give a scenario YAML file or a catalogue scenario name (vramsim list scenarios)");
+  if (!std::filesystem::exists(file, ec) && file.find('/') == std::string::npos && !file.ends_with(".yaml")) {
+    const auto named = catalogue.root() / "scenarios" / (file + ".yaml");
+    if (!std::filesystem::exists(named, ec))
+      throw UsageError(file + ": no such file, and no catalogue scenario of that name (vramsim list scenarios)");
+    file = named.string();
+  }
+  auto tree = config::load_yaml_file(file);
   if (!tree) throw config::ConfigError(tree.error());
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);

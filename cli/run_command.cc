@@ -25,11 +25,12 @@
 namespace vramsim::cli {
 namespace {
 
-const char* kHelp = R"(usage: vramsim run SCENARIO.yaml [options]
+const char* kHelp = R"(usage: vramsim run SCENARIO.yaml|SCENARIO-NAME [options]
        vramsim run --model M --gpu G [--gpus N] [--quant Q] [--link L] [--host H] [--engine E]
                    [--context N] [options]
 
-Simulates the scenario (docs/scenarios.md): expert routing per token, the VRAM expert cache,
+Simulates the scenario (a file, or a catalogue scenario's name: vramsim list scenarios;
+docs/scenarios.md): expert routing per token, the VRAM expert cache,
 misses served over PCIe or on the host, decode steps with their bubbles, and the requests.
 
   --set key=value        override any scenario key, e.g. --set hardware.link.preset=pcie-gen5-x16

@@ -63,11 +63,11 @@ std::string fmt(double v) {
 
 int validate_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
-  spec.with_value = {"--configs", "--jobs"};
+  spec.with_value = {"--configs", "-j", "--jobs"};
   spec.flags = {"--json", "--help"};
   Args args(argv, spec);
   if (args.flag("--help")) {
-    std::cout << "usage: vramsim validate [DATASET] [--json] [--jobs N]\n\n"
+    std::cout << "usage: vramsim validate [DATASET] [--json] [-j|--jobs N]\n\n"
                  "Runs the simulations of a validation dataset (configs/validation/DATASET.yaml, default\n"
                  "case-study) in parallel processes, prints prediction, measurement and error per case, and\n"
                  "exits 1 when a case is out of its tolerance.\n";
@@ -86,7 +86,7 @@ int validate_command(const std::vector<std::string>& argv) {
   std::map<std::string, reports::RunOutput> outputs;
   std::vector<reports::RunOutput> slots(set.runs.size());
   std::vector<std::string> failures(set.runs.size());
-  const int jobs = static_cast<int>(args.integer("--jobs", tbb::this_task_arena::max_concurrency(), 1, 1024));
+  const int jobs = static_cast<int>(args.integer(args.spelling("-j", "--jobs"), tbb::this_task_arena::max_concurrency(), 1, 1024));
   const bool progress = ::isatty(STDERR_FILENO) != 0;
   std::atomic<int> finished{0};
   tbb::task_arena arena(jobs);

@@ -444,7 +444,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe
     s.cache_slots = 0;
   }
-  s.gpu_layers = static_cast<int>(e.optional_integer("gpu_layers", 0, model.layers).value_or(model.layers));
+  // As llama.cpp's -ngl: a count above the model's layers (the customary 99) means every layer.
+  s.gpu_layers = static_cast<int>(std::min<std::int64_t>(e.optional_integer("gpu_layers", 0, 100000).value_or(model.layers), model.layers));
   // llama.cpp's -ts deals the GPU layers (-ngl) over the cards: the counts add up to them.
   if (layer_split) {
     int sum = 0;

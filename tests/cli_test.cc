@@ -157,4 +157,31 @@ TEST_CASE("short and long spellings of one option: either works, both is a usage
   vramsim::test::check_usage_error("plan --model llama-3.1-8b --gpu rtx-4090 --host ddr5-dual-channel -j 1 --jobs 2", "give --jobs once");
   // plan reads -j (it used to read only --jobs): an out-of-range value is refused.
   vramsim::test::check_usage_error("plan --model llama-3.1-8b --gpu rtx-4090 --host ddr5-dual-channel -j 0", "-j");
+  // validate too (it read only --jobs).
+  vramsim::test::check_usage_error("validate -j 1 --jobs 2", "give --jobs once");
+  vramsim::test::check_usage_error("validate -j 0", "-j");
+}
+
+// What a newcomer types first: every catalogue kind can be listed, a scenario by its name.
+TEST_CASE("list names every catalogue kind; run takes a catalogue scenario's name", "[cli]") {
+  auto help = run_vramsim("list --help");
+  CHECK(help.status == 0);
+  CHECK_THAT(help.out, Catch::Contains("engines") && Catch::Contains("scenarios"));
+  auto engines = run_vramsim("list engines scenarios");
+  REQUIRE(engines.status == 0);
+  CHECK_THAT(engines.out, Catch::Contains("engines: expert-cache hybrid-cpu-experts llama.cpp vllm"));
+  CHECK_THAT(engines.out, Catch::Contains("mixtral-3090-offload"));
+  auto bad = run_vramsim("list gpu");
+  CHECK(bad.status == 2);
+  CHECK(bad.out.empty());  // nothing printed before the error
+  auto named = run_vramsim("run mixtral-3090-offload --set workload.requests=1 --json");
+  CHECK(named.status == 0);
+  vramsim::test::check_usage_error("run no-such-scenario", "no catalogue scenario of that name");
+  vramsim::test::check_usage_error("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR), "is a directory");
+  // llama.cpp's customary -ngl 99: every layer.
+  auto all = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set engine.gpu_layers=99 --json");
+  auto plain = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json");
+  REQUIRE(all.status == 0);
+  auto strip = [](std::string s) { return s.substr(0, s.find("\"sim\"")); };
+  CHECK(strip(all.out) == strip(plain.out));
 }
