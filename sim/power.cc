@@ -1,6 +1,7 @@
 #include "sim/power.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "sim/step_model.h"
 
@@ -31,7 +32,11 @@ PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   PowerSummary p;
   p.cards = static_cast<int>(std::max<std::size_t>(1, s.cards.size()));
   const double t = run.makespan_s;
-  if (t <= 0) return p;
+  if (t <= 0) {  // nothing ran (every request rejected): no figure, rather than zeros
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    p.util = p.useful_fraction = p.avg_power_w = p.uncapped_power_w = p.energy_j = p.j_per_token = none;
+    return p;
+  }
   auto add_card = [&](const hw::GpuSpec& spec, double util, double bytes, double flops) {
     const double w = spec.idle_watts + wait_power(spec, s) * util + energy_per_byte(spec, s) * bytes / t +
                      energy_per_flop(spec, s) * flops / t;

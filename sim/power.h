@@ -22,6 +22,7 @@
 
 namespace vramsim::sim {
 
+// Every figure is NaN (null in JSON) when nothing ran: a run whose requests were all rejected.
 struct PowerSummary {
   double util = 0;             // driver-style: kernel resident (several cards: their mean)
   double useful_fraction = 0;  // streaming weights / KV, or computing (several cards: their mean)

@@ -496,3 +496,12 @@ TEST_CASE("one-token requests: no expert figures, their prompt's KV blocks count
   REQUIRE(pool.status == 0);
   CHECK(json_number(pool.out, "peak_blocks") >= 2 * 7);  // 100 tokens in 16-token blocks: 7 each
 }
+
+// A run whose every request is rejected has no speed or power: null figures and a warning, not zeros.
+TEST_CASE("a run that completes nothing reports no power, and says why", "[run][power]") {
+  auto r = run_vramsim("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) +
+                       "/scenarios/mixtral-3090-offload.yaml --set engine.context=64 --set workload.prompt_tokens=100 --json");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"avg_power_w\": null") && Catch::Contains("\"j_per_token\": null"));
+  CHECK_THAT(r.err, Catch::Contains("no request completed: all 3 were rejected"));
+}
