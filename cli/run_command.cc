@@ -25,6 +25,21 @@
 namespace vramsim::cli {
 namespace {
 
+// For a llama.cpp-style scenario file whose every layer is on the cards and does not fit them:
+// the placement `run --model` would pick, as the --set that gives it ("" when none fits, or the
+// engine places by other means).
+std::string placement_hint(const sim::Scenario& s) {
+  if (s.engine.expert_cache || s.engine.kv_pool || s.engine.gpu_layers < s.model.layers || s.engine.cpu_moe_layers > 0 ||
+      fits(s))
+    return {};
+  const auto placements = fitting_placements(s);
+  if (placements.empty()) return {};
+  const Placement& p = placements.front();
+  std::string set = "--set engine.gpu_layers=" + std::to_string(p.gpu_layers);
+  if (p.cpu_moe_layers > 0) set += " --set engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers);
+  return "; this fits: " + set + " (" + p.description + ")";
+}
+
 const char* kHelp = R"(usage: vramsim run SCENARIO.yaml|SCENARIO-NAME [options]
        vramsim run --model M --gpu G [--gpus N] [--quant Q] [--link L] [--host H] [--engine E]
                    [--context N] [options]
@@ -453,7 +468,7 @@ int run_command(const std::vector<std::string>& argv) {
   try {
     result = sim::run_scenario(scenario, options);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    throw UsageError(e.what() + placement_hint(scenario));
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sim::PowerSummary power = sim::summarise_power(scenario, result);
