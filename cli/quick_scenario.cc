@@ -116,6 +116,24 @@ sim::Scenario named_scenario(const Args& args) {
     << " }\nseed: 1\n";
   auto tree = config::parse_yaml(y.str(), "<command line>");
   if (!tree) throw config::ConfigError(tree.error());
+  // The text above is this function's, not the user's: an error points at the option a part
+  // came from (or says it is a default), never at a line of that text.
+  tree->relabel({"the command's options", 0, 0});
+  const auto label = [&](std::initializer_list<const char*> path, const std::string& origin) {
+    config::Node* n = &*tree;
+    for (const char* key : path)
+      if (!(n = n->find(key))) return;
+    n->relabel({origin, 0, 0});
+  };
+  label({"hardware", "gpu"}, "--gpu " + gpu + (gpus > 1 ? " --gpus " + std::to_string(gpus) : std::string()));
+  label({"hardware", "link"}, args.get("--link") ? "--link " + link : "the card's own slot (" + link + "; --link changes it)");
+  label({"hardware", "host"}, args.get("--host") ? "--host " + *args.get("--host")
+                                                 : std::string("the default host ddr5-dual-channel (--host changes it)"));
+  label({"model"}, "--model " + model);
+  label({"engine"}, "--engine " + args.get("--engine").value_or("llama.cpp") + (args.get("--engine") ? "" : " (the default)"));
+  if (args.get("--context")) label({"engine", "context"}, "--context " + *args.get("--context"));
+  if (auto q = args.get("--quant")) label({"engine", "weights"}, "--quant " + *q);
+  label({"workload"}, "the default workload (--set workload.* changes it)");
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);
   sim::Scenario s = sim::decode_scenario(*tree, catalogue, formats);

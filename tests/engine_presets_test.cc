@@ -236,3 +236,15 @@ TEST_CASE("plan and run --model: when nothing fits because of the host's RAM, th
                                    "the CPU layers' weights (69.86 GiB)");
   check_usage_error("plan " + args, "do not fit in ddr4-dual-channel's RAM (16.00 GiB)");
 }
+
+// `run --model` builds its scenario from the options: an error names the option a part came
+// from, never a line of the text it built.
+TEST_CASE("run --model: errors point at the option, not at a generated line", "[engines][quick][errors]") {
+  auto r = run_vramsim("run --model qwen3-235b-a22b --gpu rtx-3090 --quant Q2_K --engine expert-cache");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--model qwen3-235b-a22b: error: model.moe.routing"));
+  CHECK(r.err.find("<command line>") == std::string::npos);
+  auto plan = run_vramsim("plan --model deepseek-v3 --gpu rtx-3060-12gb --host ddr5-dual-channel");
+  CHECK(plan.status == 2);
+  CHECK(plan.err.find("<command line>:") == std::string::npos);
+}
