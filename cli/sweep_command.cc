@@ -20,6 +20,8 @@
 #include "core/subprocess.h"
 #include "reports/report.h"
 #include "reports/sweep.h"
+#include "sim/scenario.h"
+#include "workloads/formats.h"
 
 namespace vramsim::cli {
 namespace {
@@ -102,6 +104,37 @@ void print_report_paths(const reports::ReportOutcome& report) {
 
 }  // namespace
 
+namespace {
+// Each axis's key, with each of its values applied alone to the base scenario (after the study's
+// `set`), must name a scenario key: a typo is refused at the study's line before any point runs,
+// rather than failing every point. (Other refusals may depend on the other axes' values, so
+// only unknown keys are caught here; the points report the rest.)
+void check_axis_keys(const reports::Study& study, const config::Catalogue& catalogue) {
+  const auto formats = workloads::FormatTables::load(catalogue);
+  for (const auto& dim : study.dimensions)
+    for (const auto& axis : dim.axes) {
+      if (axis.key == "scenario") continue;
+      for (const auto& value : axis.values) {
+        auto tree = config::load_yaml_file(study.scenario);
+        if (!tree) throw config::ConfigError(tree.error());
+        for (const auto& [key, v] : study.set) (void)config::apply_override(*tree, key + "=" + v.value_or(""));
+        const std::string assignment = axis.key + "=" + value.value_or("");
+        if (auto applied = config::apply_override(*tree, assignment); !applied)
+          throw config::ConfigError(axis.origin, axis.key_path, assignment + ": " + applied.error().message);
+        try {
+          (void)sim::decode_scenario(*tree, catalogue, formats);
+        } catch (const config::ConfigError& e) {
+          const std::string what = e.what();
+          if (what.find("unknown key") != std::string::npos)
+            throw config::ConfigError(axis.origin, axis.key_path, "applied to " + study.scenario + ", " + assignment + " gives: " + what);
+        } catch (const std::exception&) {
+          // refusals that need a run or other axes' values: the points report them
+        }
+      }
+    }
+}
+}  // namespace
+
 int sweep_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
   spec.with_value = {"-o", "--output", "-j", "--jobs", "--configs", "--rank-timeout"};
@@ -118,6 +151,7 @@ int sweep_command(const std::vector<std::string>& argv) {
   const auto start = std::chrono::steady_clock::now();
 
   const reports::Study study = reports::load_study(args.positional()[0], catalogue.root());
+  check_axis_keys(study, catalogue);
   reports::Rank rank;
   std::optional<reports::ResultsStore> store;
   std::optional<reports::Heartbeat> heartbeat;  // ranks of a multi-rank sweep only

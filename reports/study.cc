@@ -90,6 +90,8 @@ std::string short_name(const std::string& key) {
 Axis decode_axis(MapReader& r) {
   Axis a;
   a.key = r.string("key");
+  a.origin = r.node().find("key")->origin();
+  a.key_path = r.key_path("key");
   if (a.key.empty() || a.key.front() == '.' || a.key.back() == '.' || a.key.find("..") != std::string::npos ||
       a.key.find('=') != std::string::npos)
     r.fail_at("key", "expected a dotted scenario key like \"hardware.link.preset\"");

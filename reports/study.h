@@ -21,6 +21,8 @@ struct Axis {
   std::string key;
   std::vector<SetValue> values;    // as written in the study
   std::vector<std::string> paths;  // a scenario axis: the files its values name
+  config::Origin origin;           // where its `key` is written in the study (for errors)
+  std::string key_path;            // that key's path in the study, e.g. "axes[1].key"
 };
 
 // One dimension of the grid: a single axis, or several axes zipped (stepped together).

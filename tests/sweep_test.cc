@@ -648,3 +648,16 @@ TEST_CASE("sweep: a rerun with another seed refuses the old results directory", 
   CHECK(other.status != 0);
   CHECK_THAT(other.err, Catch::Contains("holds the results of another study (they differ in: seed)"));
 }
+
+// A typo in an axis's key is refused at the study's line before any point runs.
+TEST_CASE("sweep: an axis key that names no scenario key is refused at load, at its line", "[sweep][errors]") {
+  const fs::path dir = fresh_dir("typo");
+  fs::create_directories(dir);
+  const std::string study = (dir / "typo.yaml").string();
+  std::ofstream(study) << "study: typo\nscenario: mixtral-3090-offload\naxes:\n  - key: engine.gpu_layerz\n    values: [20, 24]\n";
+  auto r = vramsim::test::run_vramsim("sweep " + study + " -o " + (dir / "typo-out").string() + " -j 1");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("typo.yaml:4:10: error: axes[0].key:") &&
+                        Catch::Contains("unknown key (did you mean \"gpu_layers\"?)"));
+  CHECK_FALSE(std::filesystem::exists(dir / "typo-out" / "results.jsonl"));
+}
