@@ -168,7 +168,7 @@ std::string to_json(const workloads::FitReport& rep) {
       .field("decode_tok_s", rep.decode_tok_s)
       .field("resident_fraction", rep.resident_fraction);
   j.key("decode_note");
-  if (const std::string note = moe_decode_note(rep); !note.empty())
+  if (const std::string note = moe_decode_note(rep); !note.empty() && rep.decode_tok_s)
     j.value(note);
   else
     j.null();

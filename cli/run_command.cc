@@ -30,7 +30,7 @@ namespace {
 // engine places by other means).
 std::string placement_hint(const sim::Scenario& s) {
   if (s.engine.expert_cache || s.engine.kv_pool || s.engine.gpu_layers < s.model.layers || s.engine.cpu_moe_layers > 0 ||
-      fits(s))
+      !s.engine.layer_split.empty() || fits(s))
     return {};
   const auto placements = fitting_placements(s);
   if (placements.empty()) return {};

@@ -105,34 +105,104 @@ void print_report_paths(const reports::ReportOutcome& report) {
 }  // namespace
 
 namespace {
-// Each axis's key, with each of its values applied alone to the base scenario (after the study's
-// `set`), must name a scenario key: a typo is refused at the study's line before any point runs,
-// rather than failing every point. (Other refusals may depend on the other axes' values, so
-// only unknown keys are caught here; the points report the rest.)
-void check_axis_keys(const reports::Study& study, const config::Catalogue& catalogue) {
-  const auto formats = workloads::FormatTables::load(catalogue);
-  for (const auto& dim : study.dimensions)
-    for (const auto& axis : dim.axes) {
-      if (axis.key == "scenario") continue;
-      for (const auto& value : axis.values) {
-        auto tree = config::load_yaml_file(study.scenario);
-        if (!tree) throw config::ConfigError(tree.error());
-        for (const auto& [key, v] : study.set) (void)config::apply_override(*tree, key + "=" + v.value_or(""));
-        const std::string assignment = axis.key + "=" + value.value_or("");
-        if (auto applied = config::apply_override(*tree, assignment); !applied)
-          throw config::ConfigError(axis.origin, axis.key_path, assignment + ": " + applied.error().message);
-        try {
-          (void)sim::decode_scenario(*tree, catalogue, formats);
-        } catch (const config::ConfigError& e) {
-          const std::string what = e.what();
-          if (what.find("unknown key") != std::string::npos)
-            throw config::ConfigError(axis.origin, axis.key_path, "applied to " + study.scenario + ", " + assignment + " gives: " + what);
-        } catch (const std::exception&) {
-          // refusals that need a run or other axes' values: the points report them
+// A study's keys must name scenario keys: a typo in `set` or in an axis is refused at the
+// study's line before any point runs, rather than failing every point. A key is refused only
+// when it is unknown in every context it can meet: each base scenario (the `scenario` axis's,
+// or the study's), with its zipped siblings' values at the same step, alone or with one step of
+// any other dimension (a key like workload.arrival.burst exists only once another axis sets a
+// bursty process). Other refusals can depend on the whole point, so the points report them.
+class StudyKeyCheck {
+ public:
+  StudyKeyCheck(const reports::Study& study, const config::Catalogue& catalogue)
+      : study_(study), catalogue_(catalogue), formats_(workloads::FormatTables::load(catalogue)) {
+    for (const auto& dim : study.dimensions)
+      for (const auto& axis : dim.axes)
+        if (axis.key == "scenario") bases_ = axis.paths;
+    if (bases_.empty()) bases_ = {study.scenario};
+  }
+
+  void run() const {
+    for (std::size_t k = 0; k < study_.set.size(); ++k) {
+      const auto& [key, value] = study_.set[k];
+      if (const auto why = unknown_everywhere(key, {}, std::nullopt))
+        throw config::ConfigError(study_.set_origins[k], "set." + key, *why);
+      (void)value;
+    }
+    for (std::size_t d = 0; d < study_.dimensions.size(); ++d) {
+      const auto& dim = study_.dimensions[d];
+      for (std::size_t step = 0; step < dim.size(); ++step) {
+        Overrides at_step;  // the dimension's zipped axes at this step
+        for (const auto& axis : dim.axes)
+          if (axis.key != "scenario") at_step.emplace_back(axis.key, axis.values[step]);
+        for (const auto& axis : dim.axes) {
+          if (axis.key == "scenario") continue;
+          if (const auto why = unknown_everywhere(axis.key, at_step, d))
+            throw config::ConfigError(axis.origin, axis.key_path,
+                                      axis.key + "=" + axis.values[step].value_or("") + " gives: " + *why);
         }
       }
     }
-}
+  }
+
+ private:
+  using Overrides = std::vector<std::pair<std::string, reports::SetValue>>;
+
+  // The message when `key` is an unknown key in every context (with `own` applied; `own_dim`
+  // the dimension they belong to, skipped among the others), else nothing.
+  std::optional<std::string> unknown_everywhere(const std::string& key, const Overrides& own,
+                                                std::optional<std::size_t> own_dim) const {
+    std::optional<std::string> first;
+    for (const auto& base : bases_) {
+      std::vector<Overrides> others = {{}};
+      for (std::size_t d = 0; d < study_.dimensions.size(); ++d) {
+        if (own_dim && d == *own_dim) continue;
+        const auto& dim = study_.dimensions[d];
+        for (std::size_t step = 0; step < dim.size(); ++step) {
+          Overrides o;
+          for (const auto& axis : dim.axes)
+            if (axis.key != "scenario") o.emplace_back(axis.key, axis.values[step]);
+          if (!o.empty()) others.push_back(std::move(o));
+        }
+      }
+      for (const auto& other : others) {
+        const std::optional<std::string> why = unknown_in(base, key, own, other);
+        if (!why) return std::nullopt;
+        if (!first) first = why;
+      }
+    }
+    return first;
+  }
+
+  // The unknown-key message naming `key` (or a map on its path) in this context, else nothing.
+  std::optional<std::string> unknown_in(const std::string& base, const std::string& key, const Overrides& own,
+                                        const Overrides& other) const {
+    auto tree = config::load_yaml_file(base);
+    if (!tree) throw config::ConfigError(tree.error());
+    for (const Overrides* list : {&study_.set, &other, &own})
+      for (const auto& [k, v] : *list) {
+        const std::string assignment = k + "=" + v.value_or("");
+        if (auto applied = config::apply_override(*tree, assignment, "the study's " + assignment); !applied) return std::nullopt;
+      }
+    try {
+      (void)sim::decode_scenario(*tree, catalogue_, formats_);
+    } catch (const config::ConfigError& e) {
+      const std::string what = e.what();
+      std::vector<std::string> paths = {key};  // the key and the maps on its way: "a", "a.b", ...
+      for (std::size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
+        paths.push_back(key.substr(0, dot));
+      for (const auto& path : paths)
+        if (what.find(path + ": unknown key") != std::string::npos) return "applied to " + base + ": " + what;
+    } catch (const std::exception&) {
+      // a refusal that is not about the key: the point reports it
+    }
+    return std::nullopt;
+  }
+
+  const reports::Study& study_;
+  const config::Catalogue& catalogue_;
+  workloads::FormatTables formats_;
+  std::vector<std::string> bases_;
+};
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& argv) {
@@ -151,7 +221,7 @@ int sweep_command(const std::vector<std::string>& argv) {
   const auto start = std::chrono::steady_clock::now();
 
   const reports::Study study = reports::load_study(args.positional()[0], catalogue.root());
-  check_axis_keys(study, catalogue);
+  StudyKeyCheck(study, catalogue).run();
   reports::Rank rank;
   std::optional<reports::ResultsStore> store;
   std::optional<reports::Heartbeat> heartbeat;  // ranks of a multi-rank sweep only

@@ -228,6 +228,7 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
   if (auto set = r.optional_map("set")) {
     for (const auto& [key, value] : set->node().entries()) {
       s.set.emplace_back(key, scalar_value(value, set->key_path(key)));
+      s.set_origins.push_back(set->node().key_origin(key));
       keys.insert(key);
       set->ignore(key);
     }

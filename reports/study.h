@@ -58,6 +58,7 @@ struct Study {
   std::string scenario;              // base scenario path (relative to the working directory)
   std::optional<std::int64_t> seed;
   std::vector<std::pair<std::string, SetValue>> set;  // fixed overrides for every point
+  std::vector<config::Origin> set_origins;            // where each of them is written (for errors)
   std::vector<Dimension> dimensions;
   std::vector<Section> sections;
   std::vector<std::pair<std::string, std::string>> inputs;  // (path, text) of the study and scenario files

@@ -32,7 +32,7 @@ PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   PowerSummary p;
   p.cards = static_cast<int>(std::max<std::size_t>(1, s.cards.size()));
   const double t = run.makespan_s;
-  if (t <= 0) {  // nothing ran (every request rejected): no figure, rather than zeros
+  if (t <= 0 || run.completed == 0) {  // nothing completed (every request rejected): no figure, rather than zeros
     const double none = std::numeric_limits<double>::quiet_NaN();
     p.util = p.useful_fraction = p.avg_power_w = p.uncapped_power_w = p.energy_j = p.j_per_token = none;
     return p;

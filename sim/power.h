@@ -22,7 +22,8 @@
 
 namespace vramsim::sim {
 
-// Every figure is NaN (null in JSON) when nothing ran: a run whose requests were all rejected.
+// Every figure is NaN (null in JSON) when no request completed: a run whose requests were all
+// rejected (an open loop's makespan is then its arrivals' span, with no work in it).
 struct PowerSummary {
   double util = 0;             // driver-style: kernel resident (several cards: their mean)
   double useful_fraction = 0;  // streaming weights / KV, or computing (several cards: their mean)

@@ -115,7 +115,8 @@ class RequestRunner {
   bool done() const { return generated_ >= gen_tokens_; }
   // Drafts its next decode step verifies: engine.draft_tokens, but never more than the tokens it
   // still has to generate after the step's own (llama.cpp's server_slot::get_n_draft_max caps the
-  // draft at n_remaining - 1); 0 without speculative decoding.
+  // draft at n_remaining - 1 when the request sets n_predict / max_tokens; a simulated request
+  // always has its gen_tokens); 0 without speculative decoding.
   int next_drafts() const {
     if (!s_.engine.speculative) return 0;
     return static_cast<int>(std::clamp<std::int64_t>(gen_tokens_ - generated_ - 1, 0, s_.engine.draft_tokens));

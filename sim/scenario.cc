@@ -284,11 +284,11 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
     p.cpu_bandwidth_efficiency = *eff;
   }
   if (e.has("wait_power"))
-    e.fail_at("wait_power", "replaced by wait_power_share: the share of each card's TDP - idle that a resident but "
-                            "stalled kernel draws (0.265 calibrated on the case study's RTX 5090: 144 W of 545 W)");
+    e.fail_at("wait_power", "replaced by wait_power_share: the share of each card's TDP - idle that a resident kernel "
+                            "draws whether it works or waits (0.265 calibrated on the case study's RTX 5090: 144 W of 545 W)");
   p.wait_power_share = e.number("wait_power_share", Lower::NonNegative);
   if (p.wait_power_share >= 1) e.fail_at("wait_power_share", "a share of the card's TDP - idle, below 1 (the rest powers the work)");
-  // Absent: each card's own (TDP - idle) / peak bandwidth (power.h's energy_per_byte).
+  // Absent: each card's own (TDP - idle - wait) / peak bandwidth (power.h's energy_per_byte).
   if (auto pj = e.optional_number("energy_per_byte_pj", Lower::NonNegative)) p.energy_per_byte = *pj * 1e-12;
   return p;
 }
@@ -555,7 +555,8 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
       }
     // A measured rate well under the preset's typical one was most likely measured on another
     // link (a Gen3 probe kept after `--set hardware.link.preset=pcie-gen4-x16`: 13.9 of 26 GB/s);
-    // a healthy link's pinned copies reach 85-100% of it, a NUMA-remote path ~75%.
+    // a healthy link's pinned copies reach 85-100% of it. The 3/4 line is a warning's heuristic
+    // (a probe through a remote NUMA node can fall near it: the warning says what to check).
     for (const auto& card : s.cards)
       if (card.link.h2d_bandwidth < 0.75 * card.link.spec.typical_bandwidth) {
         const bool measured = card.link.source == "measured_h2d";

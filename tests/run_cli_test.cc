@@ -504,4 +504,9 @@ TEST_CASE("a run that completes nothing reports no power, and says why", "[run][
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("\"avg_power_w\": null") && Catch::Contains("\"j_per_token\": null"));
   CHECK_THAT(r.err, Catch::Contains("no request completed: all 3 were rejected"));
+  // An open loop's makespan is its arrivals' span even when nothing runs: still no power.
+  auto open = run_vramsim("run mixtral-3090-offload --set engine.context=64 --set workload.prompt_tokens=100 --set workload.clients= "
+                          "--set 'workload.arrival={process: poisson, rate: 2/s}' --set workload.requests=5 --json");
+  REQUIRE(open.status == 0);
+  CHECK_THAT(open.out, Catch::Contains("\"avg_power_w\": null") && Catch::Contains("\"total_j\": null"));
 }

@@ -660,4 +660,20 @@ TEST_CASE("sweep: an axis key that names no scenario key is refused at load, at 
   CHECK_THAT(r.err, Catch::Contains("typo.yaml:4:10: error: axes[0].key:") &&
                         Catch::Contains("unknown key (did you mean \"gpu_layers\"?)"));
   CHECK_FALSE(std::filesystem::exists(dir / "typo-out" / "results.jsonl"));
+  // A typo in `set` is blamed on its own line.
+  std::ofstream(dir / "set.yaml") << "study: set\nscenario: mixtral-3090-offload\nset:\n  engine.gpu_layerz: 20\n"
+                                     "axes:\n  - key: engine.context\n    values: [2048, 4096]\n";
+  auto set = vramsim::test::run_vramsim("sweep " + (dir / "set.yaml").string() + " -o " + (dir / "set-out").string() + " -j 1");
+  CHECK(set.status == 2);
+  CHECK_THAT(set.err, Catch::Contains("set.yaml:4:3: error: set.engine.gpu_layerz:"));
+  // A key that exists only with another axis's value (a bursty process's burst) is not refused.
+  const std::string mixtral = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/mixtral-3090-offload.yaml";
+  std::ofstream(dir / "bursty.yaml") << "study: bursty\nscenario: " << mixtral << "\nset:\n  workload.requests: 2\n"
+                                        "  workload.clients: null\n  workload.arrival.rate: 2/s\naxes:\n"
+                                        "  - key: workload.arrival.process\n    values: [bursty]\n"
+                                        "  - key: workload.arrival.burst\n    values: [5s, 10s]\n"
+                                        "  - key: workload.arrival.idle\n    values: [1s]\n";
+  auto bursty = vramsim::test::run_vramsim("sweep " + (dir / "bursty.yaml").string() + " -o " + (dir / "bursty-out").string() + " -j 1");
+  INFO(bursty.err);
+  CHECK(bursty.status == 0);
 }

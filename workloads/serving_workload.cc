@@ -288,7 +288,8 @@ WorkloadSetup decode_workload(MapReader w, std::int64_t context) {
     // stack and its guard page); Linux's default vm.max_map_count of 65,530 ends near 32,000
     // actors, with a crash. Far more clients are better modelled by an open-loop arrival rate.
     constexpr std::int64_t kMaxClients = 30000;
-    const std::int64_t clients = w.integer("clients", 1, std::numeric_limits<std::int64_t>::max());
+    const std::int64_t clients = w.integer("clients", std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+    if (clients < 1) w.fail_at("clients", "must be between 1 and " + std::to_string(kMaxClients) + ", got " + std::to_string(clients));
     if (clients > kMaxClients)
       w.fail_at("clients", "at most " + std::to_string(kMaxClients) + " closed-loop clients (each is a simulated actor with "
                 "its own stack, and the OS's memory-map limit ends near 32,000); for more, use an open-loop "
