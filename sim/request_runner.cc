@@ -96,6 +96,7 @@ void RequestRunner::take_prefill_token() {
 
 void RequestRunner::admit_prompt_experts(std::int64_t tokens) {
   if (!router_ || tokens <= 0) return;
+  if (std::none_of(stages_.begin(), stages_.end(), [&](const Stage& st) { return copies_misses(st); })) return;
   constexpr std::uint64_t kPromptStream = 0x50524F4D5054ULL;  // "PROMPT": apart from the step streams
   const CounterRng prompt_rng = rng_.with(kPromptStream).with(counters_.steps);  // a recompute draws afresh
   const auto n = static_cast<int>(stages_.size());
