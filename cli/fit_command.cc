@@ -130,7 +130,7 @@ void write_suggestion(json::Writer& j, const workloads::Suggestion& s) {
 // gpu_ext log on an RTX 5090, gpt-oss-20b tg128 362.59 t/s) against this formula's 357, 284
 // and 635 tok/s: 0.52-0.57. Shown, not applied: `vramsim run` simulates the per-layer costs.
 std::string moe_decode_note(const workloads::FitReport& rep) {
-  if (!rep.query.model.is_moe()) return {};
+  if (!rep.query.model.is_moe() || !rep.decode_tok_s) return {};  // no speed, nothing to qualify
   return "MoE: an upper bound; llama.cpp's measured MoE decode runs at 0.52-0.57 of this formula "
          "(RTX 4090: gpt-oss-20b 186 against 357 tok/s, Qwen3-30B-A3B 162 against 284; RTX 5090: gpt-oss-20b 363 "
          "against 635); `vramsim run --model " + rep.query.model.name + " --gpu ...` simulates it";
@@ -168,7 +168,7 @@ std::string to_json(const workloads::FitReport& rep) {
       .field("decode_tok_s", rep.decode_tok_s)
       .field("resident_fraction", rep.resident_fraction);
   j.key("decode_note");
-  if (const std::string note = moe_decode_note(rep); !note.empty() && rep.decode_tok_s)
+  if (const std::string note = moe_decode_note(rep); !note.empty())
     j.value(note);
   else
     j.null();
@@ -249,8 +249,7 @@ std::string to_table(const workloads::FitReport& rep) {
     o << "does not run: " << fixed(100 * rep.resident_fraction, 1)
       << "% would be resident; pass --host to estimate offload to system RAM\n";
   }
-  if (rep.decode_tok_s)
-    if (const std::string note = moe_decode_note(rep); !note.empty()) o << "  note         " << note << "\n";
+  if (const std::string note = moe_decode_note(rep); !note.empty()) o << "  note         " << note << "\n";
   if (!rep.fits) {
     o << "\n  to make it fit, cheapest first:\n";
     for (const auto& s : rep.suggestions) {

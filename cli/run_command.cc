@@ -356,16 +356,12 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
       << fixed(100 * c.stall / t, 0) << "%, host experts " << fixed(100 * c.cpu_experts / t, 0) << "%, launch/sync "
       << fixed(100 * c.launch_sync / t, 0) << "%"
       << (c.cpu_layers > 0 ? ", CPU layers " + fixed(100 * c.cpu_layers / t, 0) + "%" : std::string()) << "\n";
-  if (std::isnan(p.avg_power_w)) {
-    o << "  GPU             nothing ran: every request was rejected\n";
-  } else {
   o << "  GPU             " << (p.cards > 1 ? "(" + std::to_string(p.cards) + " cards: mean util, summed power) " : std::string())
     << "util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1) << "%), mean power "
     << fixed(p.avg_power_w, 0) << " W"
     << (p.power_capped ? " (TDP-limited; model " + fixed(p.uncapped_power_w, 0) + " W)" : std::string()) << ", "
-    << fixed(p.j_per_token, 2) << " J/token (GPU boards only)\n";
-  }
-  o << "  simulation      " << fixed(wall, 2) << " s wall, " << r.decode_steps << " steps, " << r.simgrid_activities
+    << fixed(p.j_per_token, 2) << " J/token (GPU boards only)\n"
+    << "  simulation      " << fixed(wall, 2) << " s wall, " << r.decode_steps << " steps, " << r.simgrid_activities
     << " SimGrid activities\n";
   return o.str();
 }

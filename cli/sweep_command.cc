@@ -115,33 +115,38 @@ class StudyKeyCheck {
  public:
   StudyKeyCheck(const reports::Study& study, const config::Catalogue& catalogue)
       : study_(study), catalogue_(catalogue), formats_(workloads::FormatTables::load(catalogue)) {
-    for (const auto& dim : study.dimensions)
-      for (const auto& axis : dim.axes)
-        if (axis.key == "scenario") bases_ = axis.paths;
-    if (bases_.empty()) bases_ = {study.scenario};
+    std::vector<std::string> bases;
+    for (const auto& dim : study.dimensions) {
+      auto& steps = steps_.emplace_back();
+      for (std::size_t step = 0; step < dim.size(); ++step) {
+        auto& at = steps.emplace_back();  // the dimension's zipped axes at this step
+        for (const auto& axis : dim.axes)
+          if (axis.key == "scenario")
+            bases = axis.paths;
+          else
+            at.emplace_back(axis.key, axis.values[step]);
+      }
+    }
+    if (bases.empty()) bases = {study.scenario};
+    for (const auto& path : bases) {  // each read once
+      auto tree = config::load_yaml_file(path);
+      if (!tree) throw config::ConfigError(tree.error());
+      bases_.emplace_back(path, std::move(*tree));
+    }
   }
 
   void run() const {
-    for (std::size_t k = 0; k < study_.set.size(); ++k) {
-      const auto& [key, value] = study_.set[k];
-      if (const auto why = unknown_everywhere(key, {}, std::nullopt))
-        throw config::ConfigError(study_.set_origins[k], "set." + key, *why);
-      (void)value;
-    }
-    for (std::size_t d = 0; d < study_.dimensions.size(); ++d) {
-      const auto& dim = study_.dimensions[d];
-      for (std::size_t step = 0; step < dim.size(); ++step) {
-        Overrides at_step;  // the dimension's zipped axes at this step
-        for (const auto& axis : dim.axes)
-          if (axis.key != "scenario") at_step.emplace_back(axis.key, axis.values[step]);
-        for (const auto& axis : dim.axes) {
+    for (std::size_t k = 0; k < study_.set.size(); ++k)
+      if (const auto why = unknown_everywhere(study_.set[k].first, {}, std::nullopt))
+        throw config::ConfigError(study_.set_origins[k], "set." + study_.set[k].first, *why);
+    for (std::size_t d = 0; d < study_.dimensions.size(); ++d)
+      for (std::size_t step = 0; step < steps_[d].size(); ++step)
+        for (const auto& axis : study_.dimensions[d].axes) {
           if (axis.key == "scenario") continue;
-          if (const auto why = unknown_everywhere(axis.key, at_step, d))
+          if (const auto why = unknown_everywhere(axis.key, steps_[d][step], d))
             throw config::ConfigError(axis.origin, axis.key_path,
                                       axis.key + "=" + axis.values[step].value_or("") + " gives: " + *why);
         }
-      }
-    }
   }
 
  private:
@@ -151,47 +156,40 @@ class StudyKeyCheck {
   // the dimension they belong to, skipped among the others), else nothing.
   std::optional<std::string> unknown_everywhere(const std::string& key, const Overrides& own,
                                                 std::optional<std::size_t> own_dim) const {
+    std::vector<const Overrides*> others = {nullptr};  // none, or one step of another dimension
+    for (std::size_t d = 0; d < steps_.size(); ++d)
+      if (!own_dim || d != *own_dim)
+        for (const auto& at : steps_[d])
+          if (!at.empty()) others.push_back(&at);
     std::optional<std::string> first;
-    for (const auto& base : bases_) {
-      std::vector<Overrides> others = {{}};
-      for (std::size_t d = 0; d < study_.dimensions.size(); ++d) {
-        if (own_dim && d == *own_dim) continue;
-        const auto& dim = study_.dimensions[d];
-        for (std::size_t step = 0; step < dim.size(); ++step) {
-          Overrides o;
-          for (const auto& axis : dim.axes)
-            if (axis.key != "scenario") o.emplace_back(axis.key, axis.values[step]);
-          if (!o.empty()) others.push_back(std::move(o));
-        }
-      }
-      for (const auto& other : others) {
+    for (const auto& base : bases_)
+      for (const Overrides* other : others) {
         const std::optional<std::string> why = unknown_in(base, key, own, other);
         if (!why) return std::nullopt;
         if (!first) first = why;
       }
-    }
     return first;
   }
 
   // The unknown-key message naming `key` (or a map on its path) in this context, else nothing.
-  std::optional<std::string> unknown_in(const std::string& base, const std::string& key, const Overrides& own,
-                                        const Overrides& other) const {
-    auto tree = config::load_yaml_file(base);
-    if (!tree) throw config::ConfigError(tree.error());
-    for (const Overrides* list : {&study_.set, &other, &own})
+  std::optional<std::string> unknown_in(const std::pair<std::string, config::Node>& base, const std::string& key,
+                                        const Overrides& own, const Overrides* other) const {
+    config::Node tree = base.second;
+    const Overrides none;
+    for (const Overrides* list : {&study_.set, other ? other : &none, &own})
       for (const auto& [k, v] : *list) {
         const std::string assignment = k + "=" + v.value_or("");
-        if (auto applied = config::apply_override(*tree, assignment, "the study's " + assignment); !applied) return std::nullopt;
+        if (auto applied = config::apply_override(tree, assignment, "the study's " + assignment); !applied) return std::nullopt;
       }
     try {
-      (void)sim::decode_scenario(*tree, catalogue_, formats_);
+      (void)sim::decode_scenario(tree, catalogue_, formats_);
     } catch (const config::ConfigError& e) {
       const std::string what = e.what();
       std::vector<std::string> paths = {key};  // the key and the maps on its way: "a", "a.b", ...
       for (std::size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
         paths.push_back(key.substr(0, dot));
       for (const auto& path : paths)
-        if (what.find(path + ": unknown key") != std::string::npos) return "applied to " + base + ": " + what;
+        if (what.find(path + ": unknown key") != std::string::npos) return "applied to " + base.first + ": " + what;
     } catch (const std::exception&) {
       // a refusal that is not about the key: the point reports it
     }
@@ -201,7 +199,8 @@ class StudyKeyCheck {
   const reports::Study& study_;
   const config::Catalogue& catalogue_;
   workloads::FormatTables formats_;
-  std::vector<std::string> bases_;
+  std::vector<std::vector<Overrides>> steps_;                  // per dimension, per step: its axes' values
+  std::vector<std::pair<std::string, config::Node>> bases_;    // each base scenario, parsed
 };
 }  // namespace
 

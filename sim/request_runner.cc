@@ -96,37 +96,26 @@ void RequestRunner::take_prefill_token() {
 
 void RequestRunner::admit_prompt_experts(std::int64_t tokens) {
   if (!router_ || tokens <= 0) return;
-  if (std::none_of(stages_.begin(), stages_.end(), [&](const Stage& st) { return copies_misses(st); })) return;
   constexpr std::uint64_t kPromptStream = 0x50524F4D5054ULL;  // "PROMPT": apart from the step streams
   const CounterRng prompt_rng = rng_.with(kPromptStream).with(counters_.steps);  // a recompute draws afresh
-  const auto n = static_cast<int>(stages_.size());
-  for (int layer = first_moe_; layer < s_.model.layers; ++layer) {
-    const int moe_layer = layer - first_moe_;
-    const auto touched = popularity_[static_cast<std::size_t>(moe_layer)].touched_by(static_cast<double>(tokens));
-    const CounterRng layer_rng = prompt_rng.with(static_cast<std::uint64_t>(moe_layer));
-    for (int e = static_cast<int>(touched->size()); e-- > 0;) {
-      // The card that holds expert e of this layer, and its cache index there.
-      const Stage* stage = nullptr;
-      int local = 0, expert = e;
-      if (expert_split_) {
-        stage = &stages_[static_cast<std::size_t>(e % n)];
-        local = moe_layer;
-        expert = e / n;
-      } else {
-        for (const Stage& st : stages_)
-          if (layer >= st.first_layer && layer < st.end_layer) {
-            stage = &st;
-            break;  // a tensor split's first card routes for all (step's SharedRouting)
-          }
-        if (stage) local = cache_layer(*stage, layer);
+  // Each card's MoE layers in order (an expert split, whose caches admit nothing, is refused a
+  // copy-in policy); a tensor split's first card routes for all (step's SharedRouting).
+  for (const Stage& stage : stages_) {
+    if (copies_misses(stage))
+      for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
+        const int moe_layer = layer - first_moe_;
+        const auto touched = popularity_[static_cast<std::size_t>(moe_layer)].touched_by(static_cast<double>(tokens));
+        const CounterRng layer_rng = prompt_rng.with(static_cast<std::uint64_t>(moe_layer));
+        const int local = cache_layer(stage, layer);
+        for (int e = static_cast<int>(touched->size()); e-- > 0;) {
+          if (layer_rng.uniform(static_cast<std::uint64_t>(e)) >= (*touched)[static_cast<std::size_t>(e)]) continue;
+          if (stage.cache->resident(local, e))
+            stage.cache->touch(local, e);
+          else
+            stage.cache->insert(local, e);
+        }
       }
-      if (!stage || !copies_misses(*stage)) continue;
-      if (layer_rng.uniform(static_cast<std::uint64_t>(e)) >= (*touched)[static_cast<std::size_t>(e)]) continue;
-      if (stage->cache->resident(local, expert))
-        stage->cache->touch(local, expert);
-      else
-        stage->cache->insert(local, expert);
-    }
+    if (side_by_side_) break;
   }
 }
 

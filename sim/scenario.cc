@@ -36,6 +36,13 @@ std::string_view to_string(Split s) {
 
 namespace {
 
+// A scenario's own keys beside a catalogue description of a GPU or a link (each `preset` is
+// the catalogue's: named in unknown-key messages, resolved by Catalogue::resolve).
+const std::initializer_list<std::string_view> kGpuOwnKeys = {"count", "vram_used_by_others", "free_vram"};
+const std::initializer_list<std::string_view> kGpuKeys = {"preset", "count", "vram_used_by_others", "free_vram"};
+const std::initializer_list<std::string_view> kLinkOwnKeys = {"measured_h2d", "numa_node"};
+const std::initializer_list<std::string_view> kLinkKeys = {"preset", "measured_h2d", "numa_node"};
+
 // Splits a placement mapping into the scenario-level keys (`own`) and the catalogue reference.
 Node without_keys(const Node& ref, std::initializer_list<std::string_view> keys) {
   if (!ref.is_map()) return ref;
@@ -59,8 +66,8 @@ Node only_keys(const Node& ref, std::initializer_list<std::string_view> keys) {
 
 GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   GpuSetup g;
-  const Node resolved = catalogue.resolve("gpus", "GPU", without_keys(ref, {"count", "vram_used_by_others", "free_vram"}), path);
-  g.spec = hw::decode_gpu(resolved, path, {"preset", "count", "vram_used_by_others", "free_vram"});
+  const Node resolved = catalogue.resolve("gpus", "GPU", without_keys(ref, kGpuOwnKeys), path);
+  g.spec = hw::decode_gpu(resolved, path, kGpuKeys);
   // The simulation takes the driver's total as the card's (vram_plan.h). It is a little less
   // than the marketed capacity (read as GiB), never much more or much less: a capacity changed
   // without it (a what-if) would otherwise leave the old card's total in force.
@@ -76,7 +83,7 @@ GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, c
   }
   if (ref.is_map()) {
     // Read the scenario-level keys from a view that holds only them.
-    const Node own = only_keys(ref, {"count", "vram_used_by_others", "free_vram"});
+    const Node own = only_keys(ref, kGpuOwnKeys);
     MapReader r(own, path);
     g.count = static_cast<int>(r.optional_integer("count", 1, 64).value_or(1));
     g.vram_used_by_others = r.optional_quantity("vram_used_by_others", Dimension::Bytes, Lower::NonNegative).value_or(0);
@@ -92,11 +99,10 @@ GpuSetup decode_gpu_setup(const Node& ref, const config::Catalogue& catalogue, c
 
 LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue, const std::string& path) {
   LinkSetup l;
-  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, {"measured_h2d", "numa_node"}), path), path,
-                           {"preset", "measured_h2d", "numa_node"});
+  l.spec = hw::decode_link(catalogue.resolve("links", "link", without_keys(ref, kLinkOwnKeys), path), path, kLinkKeys);
   l.h2d_bandwidth = l.spec.typical_bandwidth;
   if (ref.is_map()) {
-    const Node own = only_keys(ref, {"numa_node", "measured_h2d"});
+    const Node own = only_keys(ref, kLinkOwnKeys);
     MapReader r(own, path);
     l.numa_node = static_cast<int>(r.optional_integer("numa_node", 0, 63).value_or(0));
     if (auto measured = r.optional_quantity("measured_h2d", Dimension::Bandwidth)) {  // `measured_h2d:` unsets it
