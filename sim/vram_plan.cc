@@ -49,13 +49,14 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   workloads::Footprint total = workloads::footprint(m, r);
   const bool offload = gpu_layers < m.layers || s.engine.cpu_moe_layers > 0;
   if (m.moe || offload) {
-    const double experts_per_layer = m.moe ? m.moe->expert_params * m.moe->experts : 0.0;
-    const double expert_params_all = m.moe ? experts_per_layer * m.moe->layers : 0.0;
-    const double non_expert_per_layer = (m.params_total - expert_params_all) / m.layers * s.engine.other_format.bits_per_weight / 8.0;
-    const double expert_bytes_per_layer = experts_per_layer * s.engine.expert_format.bits_per_weight / 8.0;
+    const auto [head, per_layer] = layer_bytes(s);
+    const double expert_bytes_per_layer =
+        m.moe ? m.moe->expert_params * m.moe->experts * s.engine.expert_format.bits_per_weight / 8.0 : 0.0;
     // Experts on the GPUs: the MoE layers among the GPU layers past the CPU-expert ones.
     const int gpu_expert_layers = m.moe_layers_in(std::max(first_gpu, s.engine.cpu_moe_layers), m.layers);
-    total.weights = non_expert_per_layer * gpu_layers + expert_bytes_per_layer * gpu_expert_layers;
+    // With CPU layers the embedding table and the LM head stay in RAM (plan_host).
+    const double tables = gpu_layers == m.layers ? 2.0 * head : 0.0;
+    total.weights = per_layer * gpu_layers + tables + expert_bytes_per_layer * gpu_expert_layers;
     total.kv = total.kv * gpu_layers / m.layers;
     total.overhead = offload ? n * s.engine.physics.runtime_vram
                              : workloads::budget::kOverheadFixedBytes + workloads::budget::kOverheadShare * (total.weights + total.kv);
@@ -243,7 +244,8 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     // An expert split keeps everything but the routed experts on the first card.
     const bool holds_rest = !expert || c == 0;
     const bool holds_embedding = holds_rest && p.first_layer == 0 && p.layers() > 0;
-    const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0;
+    // With CPU layers the LM head runs on the CPU after the last GPU layer (plan_host).
+    const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0 && s.engine.gpu_layers == m.layers;
     p.layer_bytes = holds_rest ? per_layer * p.shard : 0.0;
     p.head_bytes = holds_head ? head * p.shard : 0.0;
     p.non_expert_weights = p.layer_bytes * p.layers() + p.shard * ((holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
@@ -316,7 +318,12 @@ std::optional<VramPlan> plan_host(const Scenario& s) {
   p.first_layer = 0;
   p.end_layer = cpu_layers;
   p.layer_bytes = per_layer;
-  p.head_bytes = s.engine.gpu_layers == 0 ? head : 0.0;  // the LM head runs where the last layer does
+  // llama.cpp keeps the output layer (LM head) on the CPU unless -ngl exceeds the layer count:
+  // it counts the output as layer n_layer + 1 (src/llama-model.cpp, load_tensors:
+  // act_gpu_layers = min(n_gpu_layers, n_layer + 1), and the output layer is on a GPU only when
+  // n_layer - i_gpu_start < act_gpu_layers). engine.gpu_layers equal to the model's layers is
+  // -ngl 99: every layer and the head on the GPUs, and then this plan does not exist.
+  p.head_bytes = head;
   p.non_expert_weights = p.layer_bytes * cpu_layers + head + p.head_bytes;
   p.kv_cache = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element,
                                          s.engine.parallel) * cpu_layers / m.layers;

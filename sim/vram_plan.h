@@ -79,8 +79,9 @@ std::vector<VramPlan> plan_cards(const Scenario& scenario);
 std::optional<VramPlan> plan_host(const Scenario& scenario);
 
 // What the placement keeps in the host's RAM (docs/memory-model.md, "Host RAM"):
-//   layer weights = the CPU layers' non-expert weights + the embedding table, and the LM head
-//                   when every layer is on the CPU (plan_host)
+//   layer weights = the CPU layers' non-expert weights + the embedding table + the LM head
+//                   (llama.cpp keeps its output layer on the CPU unless every layer is on the
+//                   GPUs; plan_host)
 //   kv            = the CPU layers' KV cache
 //   experts       = every routed expert, for any engine but a paged-KV one (the expert cache's
 //                   backing store; llama.cpp's source for any placement, its CPU layers and

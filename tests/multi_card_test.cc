@@ -421,6 +421,6 @@ TEST_CASE("a split's step-time breakdown includes its hand-offs and all-reduces"
 // A llama.cpp scenario that does not fit fewer cards says which placement would, as run --model picks it.
 TEST_CASE("a dense scenario too large for its cards names a placement that fits", "[multi][errors]") {
   vramsim::test::check_usage_error("run " + kLlama + " --set hardware.gpu.count=1",
-                                   "this fits: --set engine.gpu_layers=51 (51 of 80 layers on the GPU");
-  CHECK(run_vramsim("run " + kLlama + " --set hardware.gpu.count=1 --set engine.gpu_layers=51 --set workload.requests=1").status == 0);
+                                   "this fits: --set engine.gpu_layers=53 (53 of 80 layers on the GPU");
+  CHECK(run_vramsim("run " + kLlama + " --set hardware.gpu.count=1 --set engine.gpu_layers=53 --set workload.requests=1").status == 0);
 }

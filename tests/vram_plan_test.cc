@@ -82,6 +82,34 @@ TEST_CASE("what a placement keeps in host RAM must fit it, for a dense model too
   CHECK(host_ram(all_gpu).total() == 0);
 }
 
+// llama.cpp keeps the output layer (LM head) on the CPU unless -ngl exceeds the layer count
+// (src/llama-model.cpp: the output is "layer" n_layer, on a GPU only when n_gpu_layers >
+// n_layer), and the embedding table on the CPU whenever layers are there too.
+TEST_CASE("with CPU layers the LM head and the embedding table stay in RAM, with every layer on the GPU the head goes there", "[vram][host]") {
+  auto cat = test::catalogue();
+  auto formats = workloads::FormatTables::load(cat);
+  auto tree = config::load_yaml_file((cat.root() / "scenarios" / "rtx2080-i9-10900x-llama-server.yaml").string());
+  REQUIRE(tree);
+  REQUIRE(config::apply_override(*tree, "model=qwen3-14b").ok());
+  REQUIRE(config::apply_override(*tree, "engine.gpu_layers=32").ok());
+  const sim::Scenario s = sim::decode_scenario(*tree, cat, formats);
+  const double head = 151936.0 * 5120 * s.engine.other_format.bits_per_weight / 8.0;  // vocab x hidden
+  const VramPlan card = plan_cards(s).front();
+  const auto host = plan_host(s);
+  REQUIRE(host);
+  CHECK(card.head_bytes == 0);
+  CHECK(card.first_layer == 8);
+  CHECK(card.non_expert_weights == Approx(card.layer_bytes * 32));
+  CHECK(host->head_bytes == Approx(head));
+  CHECK(host->non_expert_weights == Approx(host->layer_bytes * 8 + 2 * head));  // 8 layers + embedding + head
+  // Every layer on the GPU (-ngl 99): the card holds the head; nothing stays in RAM.
+  REQUIRE(config::apply_override(*tree, "model=llama-3.1-8b").ok());
+  REQUIRE(config::apply_override(*tree, "engine.gpu_layers=99").ok());
+  const sim::Scenario all = sim::decode_scenario(*tree, cat, formats);
+  CHECK(!plan_host(all));
+  CHECK(plan_cards(all).front().head_bytes == Approx(128256.0 * 4096 * all.engine.other_format.bits_per_weight / 8.0));
+}
+
 TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an error, never replaced", "[vram][placement]") {
   const std::string names = "run --model qwen3-14b --gpu rtx-4080 --quant Q4_K_M --context 31586";
   // Nothing set: run picks the placement that fits.
