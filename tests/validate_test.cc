@@ -49,24 +49,27 @@ TEST_CASE("validate: results do not depend on the number of parallel jobs", "[va
 // test prediction (docs/validation.md). Whether its cases pass is the result being reported, not
 // a property of the code, so this checks only that the dataset decodes, every run simulates and
 // every case gets a prediction, each a `prediction` but the two rows that calibrated the
-// llama.cpp preset (moe_layer_sync; the prefill GEMM rate), which the preset must reproduce.
+// llama.cpp preset (moe_layer_sync; the prefill GEMM rate) and the two that calibrated the RTX
+// 2080 machine's CPU rates (its scenario's cpu_bandwidth_efficiency and cpu_expert_share), which
+// the preset and the scenario must reproduce.
 TEST_CASE("validate: the community llama.cpp dataset runs and reports every case", "[validate][community]") {
   auto r = run_vramsim("validate community --json --jobs 2");
   INFO(r.out << r.err);
   REQUIRE((r.status == 0 || r.status == 1));  // 1: a case out of tolerance, reported
   CHECK_THAT(r.out, Catch::Contains("\"dataset\": \"community\""));
-  CHECK_THAT(r.out, Catch::Contains("\"cases\": 17"));
+  CHECK_THAT(r.out, Catch::Contains("\"cases\": 20"));
   CHECK_THAT(r.out, !Catch::Contains("\"predicted\": null"));
   std::size_t predictions = 0;
   for (auto at = r.out.find("\"role\": \"prediction\""); at != std::string::npos; at = r.out.find("\"role\": \"prediction\"", at + 1))
     ++predictions;
-  CHECK(predictions == 15);
-  for (const char* name : {"RTX 4090, gpt-oss-20b MXFP4 tg128", "RTX 3090, llama 8B Q6_K pp2048"}) {
+  CHECK(predictions == 16);
+  for (const char* name : {"RTX 4090, gpt-oss-20b MXFP4 tg128", "RTX 3090, llama 8B Q6_K pp2048",
+                           "RTX 2080, Mistral-Small-24B Q4_K_M -ngl 16", "RTX 2080, Qwen3-30B-A3B Q4_K_M --n-cpu-moe 36"}) {
     INFO(name);
     CHECK_THAT(row(r.out, name), Catch::Contains("\"role\": \"calibration\"") && Catch::Contains("\"pass\": true"));
   }
   for (const char* name : {"RTX 2080, Llama 3.1 8B Q4_K_M -ngl 99", "RTX 2080, Qwen3-14B Q4_K_M -ngl 32",
-                           "RTX 2080, gpt-oss-20b MXFP4 --n-cpu-moe 12", "RTX 2080, Qwen3-30B-A3B Q4_K_M --n-cpu-moe 36",
+                           "RTX 2080, gpt-oss-20b MXFP4 --n-cpu-moe 12", "RTX 2080, Qwen2.5-14B Q4_K_M -ngl 42",
                            "RTX 3090, llama 8B Q4_0, ub 1 pp512", "RTX 4090, Qwen3-30B-A3B Q4_0 tg128",
                            "RTX 5090, gpt-oss-20b MXFP4 pp512", "RTX 4090, llama 8B Q4_0 pp512",
                            "RTX 4090, llama 8B Q5_0 pp2048"}) {
