@@ -18,6 +18,7 @@ std::string format(const char* fmt, auto... args) {
 
 std::string strata_startup_lines(const Scenario& s, const RunResult& r) {
   std::string out;
+  if (!s.model.moe) return out;  // no routed experts: no expert cache, no probe for its split
   // Each card sizes its own cache: one line per card, first card first (one card: one line).
   for (const VramPlan& p : r.cards)
     out += format("strata generate: expert cache auto: %.2f GiB free, %.0f MiB reserved (+%.0f MiB for the draft head) -> %lld slots\n",
@@ -41,7 +42,6 @@ std::string strata_startup_lines(const Scenario& s, const RunResult& r) {
 }
 
 std::string strata_request_lines(const Scenario& s, const RequestRecord& r) {
-  (void)s;
   const double prefill_ms = r.prefill_s * 1e3;
   const double decode_ms = (r.end_s - r.first_token_s) * 1e3;
   // The engine's own figures: every generated token over its decode time (1 / TPOT is the
@@ -55,6 +55,7 @@ std::string strata_request_lines(const Scenario& s, const RequestRecord& r) {
       static_cast<long long>(r.prompt_tokens - r.reused_tokens), prefill_ms,
       static_cast<long long>(r.gen_tokens), decode_ms, tok_s, static_cast<long long>(r.accepted),
       static_cast<long long>(r.drafted));
+  if (!s.model.moe) return out;  // no routed experts: no hit-rate line
   out += format(
       "strata serve: decode expert cache hit rate: %.1f%% (%lld hits / %lld lookups); %lld more read by the GPU over PCIe or from another GPU (%.2f%% of all %lld routed)\n",
       100.0 * hit_rate, static_cast<long long>(r.lookup_hits), static_cast<long long>(r.lookups),
