@@ -129,11 +129,18 @@ void write_suggestion(json::Writer& j, const workloads::Suggestion& s) {
 // on an RTX 4090, gpt-oss-20b MXFP4 tg128 186.10 and Qwen3-30B-A3B Q4_0 161.55 t/s; the
 // gpu_ext log on an RTX 5090, gpt-oss-20b tg128 362.59 t/s) against this formula's 357, 284
 // and 635 tok/s: 0.52-0.57. Shown, not applied: `vramsim run` simulates the per-layer costs.
+// Offloaded, the formula streams the host's share of every active byte from RAM, where
+// llama.cpp keeps whole layers' experts there (--n-cpu-moe) and the simulation can beat it:
+// no bound either way, so the note says what `run` and `plan` do instead.
 std::string moe_decode_note(const workloads::FitReport& rep) {
   if (!rep.query.model.is_moe() || !rep.decode_tok_s) return {};  // no speed, nothing to qualify
+  const std::string run = "`vramsim run --model " + rep.query.model.name + " --gpu ...`";
+  if (rep.resident_fraction < 1.0)
+    return "MoE offloaded: the formula reads its share of every active byte from RAM, not as llama.cpp's placements do "
+           "(--n-cpu-moe keeps whole layers' experts in RAM); `vramsim plan` and " + run + " simulate them";
   return "MoE: an upper bound; llama.cpp's measured MoE decode runs at 0.52-0.57 of this formula "
          "(RTX 4090: gpt-oss-20b 186 against 357 tok/s, Qwen3-30B-A3B 162 against 284; RTX 5090: gpt-oss-20b 363 "
-         "against 635); `vramsim run --model " + rep.query.model.name + " --gpu ...` simulates it";
+         "against 635); " + run + " simulates it";
 }
 
 std::string to_json(const workloads::FitReport& rep) {

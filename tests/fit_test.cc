@@ -306,4 +306,10 @@ TEST_CASE("fit flags an MoE model's decode as an upper bound, with the measured 
   auto dense = test::run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json");
   REQUIRE(dense.status == 0);
   CHECK(json::parse(dense.out)->find("decode_note")->is_null());
+  // Offloaded, the formula is no bound on llama.cpp's placements: the note says so instead.
+  auto offloaded = test::run_vramsim("fit --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M --host ddr5-dual-channel");
+  INFO(offloaded.err);
+  REQUIRE(offloaded.status == 0);
+  CHECK_THAT(offloaded.out, Catch::Contains("note         MoE offloaded:") && Catch::Contains("--n-cpu-moe") &&
+                                !Catch::Contains("upper bound"));
 }
