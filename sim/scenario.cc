@@ -204,6 +204,20 @@ std::vector<CardSetup> decode_cards(MapReader& hw, const config::Catalogue& cata
   return cards;
 }
 
+// Each link's host -> card rate for reading the experts (LinkSetup::experts_bandwidth), from
+// where the experts are (s.expert_memory) and the link's NUMA node.
+void set_expert_paths(Scenario& s) {
+  const int nodes = s.host.numa_nodes;
+  for (auto& card : s.cards) {
+    auto& l = card.link;
+    const double remote = s.expert_memory.replicated    ? 0.0
+                          : s.expert_memory.interleaved ? 1.0 - 1.0 / nodes
+                                                        : (s.expert_memory.node == l.numa_node ? 0.0 : 1.0);
+    const double crossing = remote > 0 ? std::min(l.h2d_bandwidth, s.host.inter_socket_bandwidth) : l.h2d_bandwidth;
+    l.experts_bandwidth = remote > 0 ? 1.0 / ((1.0 - remote) / l.h2d_bandwidth + remote / crossing) : l.h2d_bandwidth;
+  }
+}
+
 // hardware.host.expert_memory (`interleave` or a NUMA node, default node 0) and each link's
 // numa_node: the host -> card rate for reading the experts (LinkSetup::experts_bandwidth).
 void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
@@ -225,18 +239,12 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
   if (s.expert_memory.node >= nodes)
     config::fail(host, "hardware.host.expert_memory", "node " + std::to_string(s.expert_memory.node) + " does not exist: " +
                                                           s.host.name + " has " + std::to_string(nodes) + " NUMA node(s)");
-  for (auto& card : s.cards) {
-    auto& l = card.link;
-    if (l.numa_node >= nodes)
+  for (auto& card : s.cards)
+    if (card.link.numa_node >= nodes)
       config::fail(hw.any("link"), "hardware.link.numa_node",
-                   "node " + std::to_string(l.numa_node) + " does not exist: " + s.host.name + " has " + std::to_string(nodes) +
-                       " NUMA node(s)");
-    const double remote = s.expert_memory.replicated    ? 0.0
-                          : s.expert_memory.interleaved ? 1.0 - 1.0 / nodes
-                                                        : (s.expert_memory.node == l.numa_node ? 0.0 : 1.0);
-    const double crossing = remote > 0 ? std::min(l.h2d_bandwidth, s.host.inter_socket_bandwidth) : l.h2d_bandwidth;
-    l.experts_bandwidth = remote > 0 ? 1.0 / ((1.0 - remote) / l.h2d_bandwidth + remote / crossing) : l.h2d_bandwidth;
-  }
+                   "node " + std::to_string(card.link.numa_node) + " does not exist: " + s.host.name + " has " +
+                       std::to_string(nodes) + " NUMA node(s)");
+  set_expert_paths(s);
 }
 
 EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads) {
@@ -649,11 +657,18 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   // A placement on one node, or a copy on each, needs one node's share of the RAM to hold them.
   const int nodes = s.host.numa_nodes;
   const double node_ram = s.host.memory_bytes / nodes;
-  if (nodes > 1 && s.expert_memory.given && !s.expert_memory.interleaved && ram_experts > node_ram)
-    config::fail(r.any("hardware"), "hardware.host.expert_memory",
-                 "the experts (" + units::format_gib(ram_experts) + ") do not fit in one NUMA node of " + s.host.name + " (" +
-                     units::format_gib(node_ram) + (s.expert_memory.replicated ? "; a copy on each node" : "") +
-                     "); use expert_memory: interleave");
+  if (nodes > 1 && !s.expert_memory.interleaved && ram_experts > node_ram) {
+    if (s.expert_memory.given)
+      config::fail(r.any("hardware"), "hardware.host.expert_memory",
+                   "the experts (" + units::format_gib(ram_experts) + ") do not fit in one NUMA node of " + s.host.name + " (" +
+                       units::format_gib(node_ram) + (s.expert_memory.replicated ? "; a copy on each node" : "") +
+                       "); use expert_memory: interleave");
+    // Not given: node 0 fills and the rest spills to the other nodes (Linux's default local
+    // policy falls back to the next node); modelled as interleaved over the nodes.
+    s.expert_memory.interleaved = true;
+    s.expert_memory.spilled = true;
+    set_expert_paths(s);
+  }
   return s;
 }
 

@@ -159,6 +159,7 @@ struct ExpertMemory {
   bool interleaved = false;  // pages spread over every NUMA node
   bool replicated = false;   // a full copy on every NUMA node, each reader using its own (kTransformers' NUMA mode)
   bool given = false;        // set by the scenario (unset: node 0, which the OS may spill past)
+  bool spilled = false;      // unset and too large for one node: spread over the nodes (then interleaved)
   int node = 0;              // else: all on this node
 };
 

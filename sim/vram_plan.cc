@@ -190,9 +190,17 @@ HostRam host_ram(const Scenario& s) {
     h.layer_weights = cpu->non_expert_weights;
     h.kv = cpu->kv_cache;
   }
-  if (s.model.moe && !s.engine.kv_pool)
-    h.experts = s.model.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0 * s.model.moe->experts *
-                s.model.moe->layers;
+  if (s.model.moe && !s.engine.kv_pool) {
+    // An expert cache's backing store is every expert; without a cache (llama.cpp) the RAM
+    // keeps the experts it computes on the CPU: those of the CPU layers and of --n-cpu-moe.
+    // The rest are copied to VRAM at load and their mmap'd pages may be dropped, as a GPU
+    // layer's weights are.
+    const auto& m = s.model;
+    const int ram_layers = s.engine.expert_cache
+                               ? m.moe->layers
+                               : m.moe_layers_in(0, std::max(m.layers - s.engine.gpu_layers, s.engine.cpu_moe_layers));
+    h.experts = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0 * m.moe->experts * ram_layers;
+  }
   return h;
 }
 

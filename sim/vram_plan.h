@@ -83,9 +83,9 @@ std::optional<VramPlan> plan_host(const Scenario& scenario);
 //                   (llama.cpp keeps its output layer on the CPU unless every layer is on the
 //                   GPUs; plan_host)
 //   kv            = the CPU layers' KV cache
-//   experts       = every routed expert, for any engine but a paged-KV one (the expert cache's
-//                   backing store; llama.cpp's source for any placement, its CPU layers and
-//                   --n-cpu-moe included); 0 for a dense model or a paged-KV engine
+//   experts       = with an expert cache, every routed expert (the cache's backing store);
+//                   without one (llama.cpp), the experts the CPU computes: those of the CPU
+//                   layers and of --n-cpu-moe; 0 for a dense model or a paged-KV engine
 // The GPU layers' weights are not counted: the engine copies them to VRAM and the OS may drop
 // their (mmap'd) pages. Nor are the OS and other processes: `capacity` is the host's whole RAM.
 struct HostRam {

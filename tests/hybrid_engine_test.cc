@@ -125,6 +125,23 @@ TEST_CASE("hybrid-cpu-experts: a hot set that does not fit, or that has no routi
   }
 }
 
+// DeepSeek-V3's Q4_K_M experts (369 GiB) exceed node 0 of the 2 x 256 GiB host: unset,
+// expert_memory spills over both nodes (as interleaved, and said so); set to node 0, refused.
+TEST_CASE("hybrid-cpu-experts: experts larger than node 0 spill over the nodes unless a node is set", "[engines][hybrid][numa]") {
+  const std::string v3 = "run --model deepseek-v3 --gpu rtx-4090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                         "--quant Q4_K_M --set workload.requests=2";
+  auto spilled = run_vramsim(v3);
+  INFO(spilled.err);
+  REQUIRE(spilled.status == 0);
+  CHECK_THAT(spilled.out, Catch::Contains("RAM   the experts (369.21 GiB) exceed NUMA node 0 of xeon-gold-6454s-x2 (256.00 GiB)") &&
+                              Catch::Contains("read as interleaved"));
+  CHECK(decode(run_ok(v3 + " --json")) == decode(run_ok(v3 + " --json --set hardware.host.expert_memory=interleave")));
+  CHECK_THAT(run_ok(v3 + " --set hardware.host.expert_memory=interleave"), !Catch::Contains("RAM   the experts"));
+  auto one = run_vramsim(v3 + " --set hardware.host.expert_memory=0");
+  CHECK(one.status == 2);
+  CHECK_THAT(one.err, Catch::Contains("do not fit in one NUMA node"));
+}
+
 TEST_CASE("run --engine hybrid-cpu-experts: from catalogue names", "[engines][hybrid][quick]") {
   auto r = run_vramsim("run --model qwen3-235b-a22b --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
                        "--quant Q4_K_M");
