@@ -283,16 +283,31 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << (s.link.source != "typical" && s.link.source != "measured_h2d" ? " (calibrated: " + s.link.source + ")" : std::string())
     << ", host " << s.host.name << ", engine " << s.engine.preset << "\n";
   if (s.cards.size() > 1) card_lines(o, s, r);
-  if (r.host_plan)
-    o << "  CPU   layers " << r.host_plan->first_layer << "-" << r.host_plan->end_layer - 1 << " from RAM ("
-      << fixed(r.host_plan->fixed / units::kGiB, 2) << " GiB), busy " << fixed(100 * r.host_busy_s / std::max(r.makespan_s, 1e-12), 1)
-      << "% of the run\n";
+  if (r.host_plan) {
+    const auto& h = *r.host_plan;
+    o << "  CPU   " << (h.layers() == 1 ? "layer " + std::to_string(h.first_layer)
+                                        : "layers " + std::to_string(h.first_layer) + "-" + std::to_string(h.end_layer - 1))
+      << ", the embedding table and the LM head from RAM (" << fixed(h.fixed / units::kGiB, 2)
+      << " GiB with their KV" << (s.model.moe ? " and experts" : "") << "), busy "
+      << fixed(100 * r.host_busy_s / std::max(r.makespan_s, 1e-12), 1) << "% of the run\n";
+  }
+  if (s.expert_memory.spilled)
+    o << "  RAM   the experts (" << units::format_gib(sim::host_ram(s).experts) << ") exceed NUMA node 0 of " << s.host.name
+      << " (" << units::format_gib(s.host.memory_bytes / s.host.numa_nodes) << "): spread over its " << s.host.numa_nodes
+      << " nodes, read as interleaved (hardware.host.expert_memory)\n";
   o << "  VRAM  " << fixed(plan.card_total / units::kMiB, 0) << " MiB card - " << fixed(plan.others / units::kMiB, 0)
     << " others - " << fixed(plan.fixed / units::kMiB, 0) << " fixed = " << fixed(plan.free_at_start / units::kMiB, 0)
     << " MiB free" << (plan.free_measured ? " (measured)" : "") << (s.cards.size() > 1 ? " (card 0)" : "") << "\n";
-  if (!s.model.moe)
+  if (!s.model.moe) {
     o << "  dense model: no expert cache\n\n";
-  else
+  } else if (!s.engine.expert_cache) {
+    // Experts live with their layer: those of the GPU layers past --n-cpu-moe are in VRAM.
+    std::int64_t on_gpu = 0;
+    for (const auto& c : r.cards) on_gpu += c.slots;
+    const auto all = static_cast<std::int64_t>(s.model.moe->experts) * s.model.moe->layers;
+    o << "  experts " << on_gpu << " of " << all << " in VRAM (" << fixed(100.0 * static_cast<double>(on_gpu) / static_cast<double>(all), 1)
+      << "%, with their layers); the rest in RAM, computed by the CPU\n\n";
+  } else
     o << "  cache " << plan.slots << " slots of " << fixed(plan.slot_bytes / units::kMiB, 3) << " MiB ("
     << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "
     << sim::to_string(s.engine.policy) << "), pre-filled in " << fixed(r.prefill_fill_s, 2) << " s; pcie_frac "

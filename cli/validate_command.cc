@@ -77,6 +77,11 @@ int validate_command(const std::vector<std::string>& argv) {
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   const std::string name = args.positional().empty() ? "case-study" : args.positional()[0];
   const fs::path file = name.ends_with(".yaml") ? fs::path(name) : catalogue.root() / "validation" / (name + ".yaml");
+  if (!name.ends_with(".yaml") && !fs::exists(file)) {
+    std::string known;
+    for (const auto& n : catalogue.names("validation")) known += (known.empty() ? "" : ", ") + n;
+    throw UsageError("no validation dataset \"" + name + "\" (datasets: " + known + "; or a .yaml file)");
+  }
   auto tree = config::load_yaml_file(file.string());
   if (!tree) throw config::ConfigError(tree.error());
   const reports::ValidationSet set = reports::decode_validation_set(*tree);

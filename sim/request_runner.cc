@@ -193,12 +193,13 @@ void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, Layer
   const int local = cache_layer(stage, layer);
   const bool in_place = layer >= stage.cpu_moe_end;  // without a cache: experts with their layer
   const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;  // pinned profiles keep no recency
+  const bool in_vram = stage.card >= 0;  // the hit rate's hits: a CPU layer's experts are in place, in RAM
   ++stamp_;
   missed_.clear();
   for (int t = 0; t < tokens; ++t) {
     for (int expert : router_->route(layer - first_moe_, routed_tokens_ + static_cast<std::uint64_t>(t))) {
       const bool hit = cache ? cache->resident(local, expert) : in_place;
-      counters_.lookup_hits += hit ? 1 : 0;
+      counters_.lookup_hits += hit && in_vram ? 1 : 0;
       auto& seen = seen_[static_cast<std::size_t>(expert)];
       if (seen == stamp_) continue;  // already looked up in this layer and step
       seen = stamp_;
@@ -213,7 +214,7 @@ void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, Layer
   }
   counters_.lookups += static_cast<std::int64_t>(tokens) * s_.model.moe->experts_per_token;
   counters_.distinct_lookups += e.hits + e.misses;
-  counters_.distinct_hits += e.hits;
+  counters_.distinct_hits += in_vram ? e.hits : 0;
   if (e.misses > 0) {
     if (copies_misses(stage)) {
       counters_.copies += e.misses;
@@ -345,6 +346,7 @@ void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stag
   const int local = lead.cache_layer(stage, layer);
   const bool in_place = layer >= stage.cpu_moe_end;
   const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;
+  const bool in_vram = stage.card >= 0;  // as in RequestRunner::route_layer
   if (seen_.size() < lead.seen_.size()) seen_.assign(lead.seen_.size(), 0);
   ++stamp_;
   missed_.clear();
@@ -355,12 +357,12 @@ void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stag
     for (int t = 0; t < tokens; ++t) {
       for (int expert : r->router_->route(layer - lead.first_moe_, r->routed_tokens_ + static_cast<std::uint64_t>(t))) {
         const bool hit = cache ? cache->resident(local, expert) : in_place;
-        r->counters_.lookup_hits += hit ? 1 : 0;
+        r->counters_.lookup_hits += hit && in_vram ? 1 : 0;
         auto& mine = r->seen_[static_cast<std::size_t>(expert)];
         if (mine == r->stamp_) continue;  // this request already looked it up in this layer and step
         mine = r->stamp_;
         ++distinct;
-        hits += hit ? 1 : 0;
+        hits += hit && in_vram ? 1 : 0;
         auto& ours = seen_[static_cast<std::size_t>(expert)];
         if (ours == stamp_) continue;  // another request of the batch did
         ours = stamp_;

@@ -271,10 +271,13 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
     const double weights = layer_bytes_ * layers_ + head_bytes_ + (resident_experts_touched + missing_experts) * expert_bytes_;
     if (tokens >= 32) {
       const auto& gpu = s_.cards.front();
-      c.transfer = ubatches(tokens) * weights / gpu.link.h2d_bandwidth;
+      // The LM head (on the CPU with CPU layers) computes the prompt's last logits alone: one
+      // row, below the 32 that send an operation to the card, so the CPU reads it once.
+      const double copied = weights - head_bytes_;
+      c.transfer = ubatches(tokens) * copied / gpu.link.h2d_bandwidth;
       c.compute = prefill_gemm_seconds(tokens, share, gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency) +
-                  attention_flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency);
-      c.pcie_bytes = ubatches(tokens) * weights;
+                  attention_flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency) + head_bytes_ / bw_;
+      c.pcie_bytes = ubatches(tokens) * copied;
       c.flops = flops + attention_flops;  // on the first card
     } else {
       c.compute = std::max((flops + attention_flops) / gemm_peak_, weights / bw_);

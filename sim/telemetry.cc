@@ -18,7 +18,9 @@ std::string format(const char* fmt, auto... args) {
 
 std::string strata_startup_lines(const Scenario& s, const RunResult& r) {
   std::string out;
-  if (!s.model.moe) return out;  // no routed experts: no expert cache, no probe for its split
+  // No expert cache (a dense model, or experts with their layer as in llama.cpp): nothing to
+  // size, probe a split for or pre-fill.
+  if (!s.model.moe || !s.engine.expert_cache) return out;
   // Each card sizes its own cache: one line per card, first card first (one card: one line).
   for (const VramPlan& p : r.cards)
     out += format("strata generate: expert cache auto: %.2f GiB free, %.0f MiB reserved (+%.0f MiB for the draft head) -> %lld slots\n",

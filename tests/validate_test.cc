@@ -77,3 +77,10 @@ TEST_CASE("validate: the community llama.cpp dataset runs and reports every case
     CHECK_THAT(row(r.out, name), Catch::Contains("\"predicted\": "));
   }
 }
+
+TEST_CASE("validate: an unknown dataset names the ones there are", "[validate][errors]") {
+  auto r = run_vramsim("validate bogus");
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("no validation dataset \"bogus\" (datasets: case-study, community, llama-cpp, multi-card"));
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <stdexcept>
 
@@ -58,10 +59,17 @@ std::vector<CardShare> split_footprint(const Footprint& total, int layers, const
 
 std::string first_overfull_card(const std::vector<CardShare>& shares) {
   for (std::size_t c = 0; c < shares.size(); ++c)
-    if (!shares[c].fits() && shares[c].end_layer > shares[c].first_layer)
+    if (!shares[c].fits() && shares[c].end_layer > shares[c].first_layer) {
+      const std::string need = units::format_gib(shares[c].need), usable = units::format_gib(shares[c].usable);
+      // Figures that round alike say by how much the card is short.
+      char over[64] = "";
+      const double short_by = shares[c].need - shares[c].usable;
+      if (need == usable)
+        std::snprintf(over, sizeof over, short_by < units::kMiB ? " (%.0f KiB short)" : " (%.1f MiB short)",
+                      short_by / (short_by < units::kMiB ? 1024.0 : units::kMiB));
       return "card " + std::to_string(c) + " (layers " + std::to_string(shares[c].first_layer) + "-" +
-             std::to_string(shares[c].end_layer - 1) + ") needs " + units::format_gib(shares[c].need) + " of " +
-             units::format_gib(shares[c].usable) + " usable";
+             std::to_string(shares[c].end_layer - 1) + ") needs " + need + " of " + usable + " usable" + over;
+    }
   return "";
 }
 
