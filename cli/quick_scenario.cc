@@ -79,9 +79,11 @@ bool fits(const sim::Scenario& s) {
 
 Placement describe(int gpu_layers, int cpu_moe_layers, int layers) {
   Placement p{gpu_layers, cpu_moe_layers, "", "", gpu_layers < layers};
+  const int cpu_layers = layers - gpu_layers;
   p.description = gpu_layers == layers ? "every layer on the GPU"
-                                       : std::to_string(gpu_layers) + " of " + std::to_string(layers) +
-                                             " layers on the GPU, the first " + std::to_string(layers - gpu_layers) + " on the CPU";
+                                       : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers on the GPU, " +
+                                             (cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers") +
+                                             " and the LM head on the CPU";
   p.flags = gpu_layers == layers ? "-ngl 99" : "-ngl " + std::to_string(gpu_layers);
   if (cpu_moe_layers > 0) {
     p.description += ", the routed experts of the first " + std::to_string(cpu_moe_layers) + " of " +

@@ -267,3 +267,12 @@ TEST_CASE("llama.cpp MoE: the hit rate counts experts in VRAM, however the rest 
     CHECK_THAT(table, !Catch::Contains("strata generate:") && Catch::Contains("strata serve: decode expert cache hit rate"));
   }
 }
+
+// plan names the rule behind each "-c up to N fits": the memory-budget model for a dense model
+// with every layer on the GPU, llama.cpp's own accounting for any other placement.
+TEST_CASE("plan: each context bound names the rule that judged it", "[engines][plan]") {
+  const std::string out = run_ok("plan --model qwen3-32b --gpu rtx-3090 --host ddr5-dual-channel --context 8192 --quant Q4_K_M -j 2");
+  CHECK_THAT(out, Catch::Contains("(every layer on the GPU; -c up to ") && Catch::Contains(" fits by the memory-budget model)"));
+  CHECK_THAT(out, Catch::Contains("(63 of 64 layers on the GPU, layer 0 and the LM head on the CPU; -c up to ") &&
+                      Catch::Contains(" fits by weights + KV + runtime)"));
+}
