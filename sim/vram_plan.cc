@@ -76,12 +76,42 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     for (double u : usable) out.push_back({0, m.layers, total.total / n, u});
     return out;
   }
+  // Layers dealt by count in proportion to the cards' room, as llama.cpp's default split deals
+  // them by free memory (or engine.layer_split, its -ts).
   const std::vector<int> layers = s.engine.layer_split.empty() ? workloads::layers_by_capacity(gpu_layers, usable) : s.engine.layer_split;
-  out = workloads::split_footprint(total, gpu_layers, layers, usable);
-  for (auto& c : out) {
-    c.first_layer += first_gpu;
-    c.end_layer += first_gpu;
+  if (!(m.moe || offload)) {
+    out = workloads::split_footprint(total, gpu_layers, layers, usable);
+    for (auto& c : out) {
+      c.first_layer += first_gpu;
+      c.end_layer += first_gpu;
+    }
+    return out;
   }
+  // The engine's accounting, card by card, as plan_cards counts each card: its layers'
+  // non-expert weights and KV, the experts of its layers past --n-cpu-moe (the CPU-expert
+  // layers come first, so they do not spread evenly), the embedding table on the card with
+  // layer 0 and the LM head on the last (every layer on the GPUs), and its runtime.
+  const auto [head, per_layer] = layer_bytes(s);
+  const double expert_bytes_per_layer =
+      m.moe ? m.moe->expert_params * m.moe->experts * s.engine.expert_format.bits_per_weight / 8.0 : 0.0;
+  const double kv_per_layer = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element,
+                                                        s.engine.kv.bytes_per_element, s.engine.parallel) /
+                              m.layers;
+  int first = first_gpu;
+  for (std::size_t c = 0; c < s.cards.size(); ++c) {
+    workloads::CardShare share;
+    share.first_layer = first;
+    share.end_layer = first + layers[c];
+    first = share.end_layer;
+    const bool holds = share.end_layer > share.first_layer;
+    share.need = s.engine.physics.runtime_vram + (per_layer + kv_per_layer) * layers[c] +
+                 expert_bytes_per_layer * m.moe_layers_in(std::max(share.first_layer, s.engine.cpu_moe_layers), share.end_layer) +
+                 (holds && share.first_layer == 0 ? head : 0.0) +
+                 (holds && share.end_layer == m.layers && gpu_layers == m.layers ? head : 0.0);
+    share.usable = usable[c];
+    out.push_back(share);
+  }
+  if (first != m.layers) throw std::invalid_argument("the layer counts do not add up to the model's layers");
   return out;
 }
 
@@ -226,8 +256,9 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     if (!over.empty())
       throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
                                   (s.engine.gpu_layers < m.layers || s.engine.cpu_moe_layers > 0
-                                       ? " (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
-                                         "or more engine.cpu_moe_layers keep more on the CPU)"
+                                       ? std::string(" (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
+                                                     "or more engine.cpu_moe_layers keep more on the CPU") +
+                                             (n > 1 ? "; engine.layer_split, llama.cpp's -ts, gives a card fewer layers)" : ")")
                                        : " (the memory-budget model; see `vramsim fit`)"));
   }
   const bool cached = m.moe && s.engine.expert_cache;

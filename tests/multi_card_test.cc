@@ -15,6 +15,7 @@
 
 using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
+using vramsim::test::run_ok;
 using vramsim::test::run_json;
 using vramsim::test::run_vramsim;
 
@@ -423,4 +424,23 @@ TEST_CASE("a dense scenario too large for its cards names a placement that fits"
   vramsim::test::check_usage_error("run " + kLlama + " --set hardware.gpu.count=1",
                                    "this fits: --set engine.gpu_layers=53 (53 of 80 layers on the GPU");
   CHECK(run_vramsim("run " + kLlama + " --set hardware.gpu.count=1 --set engine.gpu_layers=53 --set workload.requests=1").status == 0);
+}
+
+// llama.cpp deals GPU layers by count (its default split follows free memory); with
+// --n-cpu-moe the CPU-expert layers come first, so the last card holds the GPU experts. Each
+// card is checked against the layers it holds: the default split is refused with a hint, an
+// engine.layer_split (-ts) that gives the last card fewer layers fits, and run --model picks a
+// placement in which no card is over.
+TEST_CASE("llama.cpp on several cards: each card is checked against the experts of its own layers", "[multi][vram]") {
+  const std::string mixtral = "run --model mixtral-8x7b --gpu rtx-3060-12gb --gpus 2 --quant Q4_K_M --set workload.requests=1 ";
+  check_usage_error(mixtral + "--set engine.gpu_layers=32 --set engine.cpu_moe_layers=6",
+                    "card 1 (layers 16-31) needs 14.08 GiB of 12.00 GiB usable");
+  check_usage_error(mixtral + "--set engine.gpu_layers=32 --set engine.cpu_moe_layers=6", "engine.layer_split, llama.cpp's -ts");
+  const std::string split = run_ok(mixtral + "--set engine.gpu_layers=32 --set engine.cpu_moe_layers=6 --set engine.layer_split=[19,13] --json");
+  const std::string picked = run_ok(mixtral + "--json");
+  for (const std::string& out : {split, picked}) {
+    auto doc = vramsim::json::parse(out);
+    REQUIRE(doc.ok());
+    for (const auto& card : doc->find("cards")->items()) CHECK(card.find("free_at_start_mib")->number() >= 0);
+  }
 }
