@@ -101,6 +101,9 @@ void write_breakdown(json::Writer& j, const sim::StepCosts& c) {
       .end_object();
 }
 
+// A figure with nothing to take it over (a dense model's expert coverage): null in the JSON.
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
 // Every card's part of the model and its use, and every link's traffic.
 void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& r) {
   const double t = r.makespan_s > 0 ? r.makespan_s : 1.0;
@@ -121,7 +124,7 @@ void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& 
         .field("kv_gib", plan.kv_cache / units::kGiB)
         .field("free_at_start_mib", plan.free_at_start / units::kMiB)
         .field("cache_slots", plan.slots)
-        .field("coverage", plan.coverage())
+        .field("coverage", s.model.moe ? plan.coverage() : kNone)
         .field("util", std::min(1.0, r.card_use[c].busy_s / t))
         .end_object();
   }
@@ -222,7 +225,7 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
       .field("policy", std::string(sim::to_string(s.engine.policy)))
       .field("slots", r.plan.slots)
       .field("slot_mib", r.plan.slot_bytes / units::kMiB)
-      .field("coverage", r.plan.coverage())
+      .field("coverage", s.model.moe ? r.plan.coverage() : kNone)
       .field("prefill_s", r.prefill_fill_s)
       .end_object();
   j.field("pcie_frac", r.pcie_frac);

@@ -48,7 +48,9 @@ reports::RunOutput run_one(const reports::ValidationRun& run, const config::Cata
     if (!rec) continue;
     const auto* o = rec->find("pcie_overflow");
     const auto* d = rec->find("decode_tok_s");
-    if (o && d && d->is_scalar()) out.requests.emplace_back(std::stod(o->text()), std::stod(d->text()));  // null: no decode step
+    // null: no decode step, or no expert looked up (a dense model): no point for the buckets
+    if (o && d && o->is_scalar() && d->is_scalar())
+      out.requests.emplace_back(std::stod(o->text()), std::stod(d->text()));
   }
   return out;
 }

@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "core/subprocess.h"
 
@@ -53,6 +55,15 @@ std::string gnuplot_script(const Chart& c) {
     const bool categorical = !c.categories.empty();
     if (categorical) s += "set xrange [-0.5:" + num(static_cast<double>(c.categories.size()) - 0.5) + "]\n";
     else s += "set offsets graph 0.02, graph 0.02, 0, 0\n";
+    if (!categorical) {
+      // Every point at one x (e.g. 0% overflow at every point): gnuplot would widen the axis
+      // by one unit each side, into negative shares; keep a non-negative axis non-negative.
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (const auto& ser : c.series)
+        for (double x : ser.x)
+          if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+      if (lo == hi) s += "set xrange [" + num(lo >= 0 ? std::max(0.0, lo - 1) : lo - 1) + ":" + num(lo + 1) + "]\n";
+    }
     if (categorical) {
       s += "set xtics (";
       for (std::size_t i = 0; i < c.categories.size(); ++i)

@@ -727,11 +727,11 @@ class Simulation {
     rec.drafted = c.drafted;
     rec.accepted = c.accepted;
     rec.request_share = runner.alpha();
-    // An MoE request without a decode step looked nothing up: no figure (NaN, left out of the
-    // percentiles). A dense model has no expert cache: every weight is resident.
+    // A request that looked no expert up (a dense model, or an MoE request without a decode
+    // step) has no figure: NaN, left out of the percentiles, null in the JSON.
     const double none = std::numeric_limits<double>::quiet_NaN();
-    rec.hit_rate = c.lookups ? static_cast<double>(c.lookup_hits) / static_cast<double>(c.lookups) : s_.model.moe ? none : 1.0;
-    rec.pcie_overflow = rec.routed ? static_cast<double>(c.pcie_reads) / static_cast<double>(rec.routed) : s_.model.moe ? none : 0.0;
+    rec.hit_rate = c.lookups ? static_cast<double>(c.lookup_hits) / static_cast<double>(c.lookups) : none;
+    rec.pcie_overflow = rec.routed ? static_cast<double>(c.pcie_reads) / static_cast<double>(rec.routed) : none;
     // The tokens after the first (the prefill's) over the time from the first to the last:
     // 1 / TPOT. None for a one-token request (NaN: no figure, left out of the percentiles).
     const double decode_time = rec.end_s - rec.first_token_s;

@@ -510,3 +510,18 @@ TEST_CASE("a run that completes nothing reports no power, and says why", "[run][
   REQUIRE(open.status == 0);
   CHECK_THAT(open.out, Catch::Contains("\"avg_power_w\": null") && Catch::Contains("\"total_j\": null"));
 }
+
+// A dense model looks no expert up: its hit rate, overflow and coverage have no figure (null),
+// not a 100% / 0% that reports would show beside "no expert cache".
+TEST_CASE("run --json: a dense model's expert figures are null", "[run][json]") {
+  const std::string out = vramsim::test::run_ok("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) +
+                                                "/scenarios/llama-bench-tg128.yaml --set workload.requests=1 --json "
+                                                "--requests-out /dev/null");
+  auto doc = vramsim::json::parse(out);
+  REQUIRE(doc.ok());
+  CHECK(doc->find("expert_hit_rate")->find("p50")->is_null());
+  CHECK(doc->find("pcie_overflow")->find("p50")->is_null());
+  CHECK(doc->find("cache")->find("coverage")->is_null());
+  CHECK(doc->find("cards")->items().front().find("coverage")->is_null());
+  CHECK(doc->find("decode_tok_s")->find("p50")->number() > 0);
+}

@@ -21,6 +21,7 @@
 #include "core/config_reader.h"
 #include "core/json_value.h"
 #include "core/subprocess.h"
+#include "reports/charts.h"
 #include "reports/results_store.h"
 #include "reports/study.h"
 #include "reports/sweep.h"
@@ -676,4 +677,14 @@ TEST_CASE("sweep: an axis key that names no scenario key is refused at load, at 
   auto bursty = vramsim::test::run_vramsim("sweep " + (dir / "bursty.yaml").string() + " -o " + (dir / "bursty-out").string() + " -j 1");
   INFO(bursty.err);
   CHECK(bursty.status == 0);
+}
+
+// A line chart whose points all sit at one x (the exclusive run's 0% overflow at every point)
+// keeps a share axis non-negative, where gnuplot's own autoscale would span -1.5 to 1.5.
+TEST_CASE("charts: every point at one x keeps a non-negative axis non-negative", "[sweep][report]") {
+  vramsim::reports::Chart c;
+  c.series.push_back({"a", {0.0, 0.0}, {100.0, 120.0}, {}, {}});
+  CHECK_THAT(vramsim::reports::gnuplot_script(c), Catch::Contains("set xrange [0:1]"));
+  c.series.front().x = {0.0, 0.5};
+  CHECK_THAT(vramsim::reports::gnuplot_script(c), !Catch::Contains("set xrange"));
 }
