@@ -279,12 +279,25 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
 std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
   const auto& plan = r.plan;
   std::ostringstream o;
+  // The cards and their links: "2x <card>" when they are alike, each named when they differ.
+  std::string gpus, links;
+  bool same_gpu = true, same_link = true;
+  for (const auto& c : s.cards) {
+    same_gpu = same_gpu && c.gpu.spec.name == s.gpu.spec.name;
+    same_link = same_link && c.link.spec.name == s.link.spec.name && c.link.h2d_bandwidth == s.link.h2d_bandwidth &&
+                c.link.source == s.link.source;
+  }
+  for (std::size_t c = 0; c < s.cards.size(); ++c) {
+    const auto& l = s.cards[c].link;
+    const std::string link = l.spec.name + " at " + units::format_bandwidth(l.h2d_bandwidth) +
+                             (l.source != "typical" && l.source != "measured_h2d" ? " (calibrated: " + l.source + ")" : std::string());
+    if (!same_gpu) gpus += (c ? " + " : "") + s.cards[c].gpu.spec.display_name;
+    if (!same_link || c == 0) links += (c ? " + " : "") + link;
+  }
+  if (same_gpu) gpus = (s.cards.size() > 1 ? std::to_string(s.cards.size()) + "x " : "") + s.gpu.spec.display_name;
   o << "vramsim run: " << s.source << " (seed " << s.seed << ")\n"
-    << "  " << s.model.display_name << " on " << (s.cards.size() > 1 ? std::to_string(s.cards.size()) + "x " : "")
-    << s.gpu.spec.display_name << ", " << s.link.spec.name << " at "
-    << units::format_bandwidth(s.link.h2d_bandwidth)
-    << (s.link.source != "typical" && s.link.source != "measured_h2d" ? " (calibrated: " + s.link.source + ")" : std::string())
-    << ", host " << s.host.name << ", engine " << s.engine.preset << "\n";
+    << "  " << s.model.display_name << " on " << gpus << ", " << links << ", host " << s.host.name << ", engine "
+    << s.engine.preset << "\n";
   if (s.cards.size() > 1) card_lines(o, s, r);
   if (r.host_plan) {
     const auto& h = *r.host_plan;
@@ -431,10 +444,16 @@ int run_command(const std::vector<std::string>& argv) {
   } else if (args.positional().size() != 1) {
     throw UsageError("run takes one scenario file, or --model and --gpu (see --help)");
   } else {
-    for (const char* named : {"--model", "--gpu", "--gpus", "--quant", "--link", "--host", "--engine", "--context"})
+    // Each option's key in a scenario file, for the hint.
+    const std::pair<const char*, const char*> named_keys[] = {
+        {"--model", "model=qwen3-30b-a3b"},          {"--gpu", "hardware.gpu.preset=rtx-4090"},
+        {"--gpus", "hardware.gpu.count=2"},          {"--quant", "engine.weights.experts=Q4_K_M --set engine.weights.other=Q4_K_M"},
+        {"--link", "hardware.link.preset=pcie-gen5-x16"}, {"--host", "hardware.host.preset=epyc-9554-ddr5"},
+        {"--engine", "engine.preset=vllm"},         {"--context", "engine.context=8192"}};
+    for (const auto& [named, key] : named_keys)
       if (args.get(named))
         throw UsageError(std::string(named) + " builds a scenario without a file; with " + args.positional()[0] +
-                         " use --set instead (e.g. --set hardware.gpu.preset=rtx-4090)");
+                         " use --set instead (e.g. --set " + key + ")");
   }
   if (args.get("--log") && !args.get("--log-format")) throw UsageError("--log needs --log-format strata");
   if (args.get("--trace-steps") && !args.get("--trace")) throw UsageError("--trace-steps needs --trace FILE");

@@ -111,7 +111,9 @@ LinkSetup decode_link_setup(const Node& ref, const config::Catalogue& catalogue,
       l.source = "measured_h2d";
       if (l.h2d_bandwidth > l.spec.nominal_bandwidth)
         r.fail_at("measured_h2d", "a measured bandwidth cannot exceed the link's nominal " +
-                                      units::format_bandwidth(l.spec.nominal_bandwidth));
+                                      units::format_bandwidth(l.spec.nominal_bandwidth) +
+                                      " (another link's probe? unset it with --set hardware.link.measured_h2d= to use the "
+                                      "link's typical rate)");
     }
     r.finish();
   }
@@ -511,10 +513,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
 
 // llama.cpp's flags for the scenario's placement, e.g. "-ngl 39", "-ngl 99 --n-cpu-moe 12".
 std::string describe_placement(const Scenario& s) {
-  std::string flags = s.engine.gpu_layers == s.model.layers ? "-ngl 99" : "-ngl " + std::to_string(s.engine.gpu_layers);
+  const bool all = s.engine.gpu_layers == s.model.layers;
+  std::string flags = all ? "-ngl 99" : "-ngl " + std::to_string(s.engine.gpu_layers);
   if (s.engine.cpu_moe_layers > 0)
     flags += s.engine.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(s.engine.cpu_moe_layers);
-  return flags;
+  return all ? flags + ", every layer on the GPU" : flags;
 }
 
 // A card-to-card link must exist on these cards: an NVLink (there is no card-to-card PCIe

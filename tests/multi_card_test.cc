@@ -444,3 +444,12 @@ TEST_CASE("llama.cpp on several cards: each card is checked against the experts 
     for (const auto& card : doc->find("cards")->items()) CHECK(card.find("free_at_start_mib")->number() >= 0);
   }
 }
+
+// The summary's header names each card and link when they differ, and "2x" when they are alike.
+TEST_CASE("run's header names mixed cards and links one by one", "[multi][cli]") {
+  CHECK_THAT(run_ok("run " + kLlama + " --set hardware.gpu=[rtx-5090,rtx-3090] --set workload.requests=1"),
+             Catch::Contains("on NVIDIA GeForce RTX 5090 + NVIDIA GeForce RTX 3090, pcie-gen4-x16 at 26.0 GB/s, host"));
+  CHECK_THAT(run_ok("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml --set workload.requests=1"),
+             Catch::Contains("on 2x NVIDIA GeForce RTX 5090, pcie-gen3-x16 at 13.9 GB/s + pcie-gen3-x4 at 3.5 GB/s, host"));
+  CHECK_THAT(run_ok("run " + kLlama + " --set workload.requests=1"), Catch::Contains("on 2x NVIDIA GeForce RTX 4090, pcie-gen4-x16 at"));
+}

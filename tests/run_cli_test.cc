@@ -525,3 +525,15 @@ TEST_CASE("run --json: a dense model's expert figures are null", "[run][json]") 
   CHECK(doc->find("cards")->items().front().find("coverage")->is_null());
   CHECK(doc->find("decode_tok_s")->find("p50")->number() > 0);
 }
+
+// The hints name the key the user needs: --gpus beside a file is hardware.gpu.count; a measured
+// rate above another link's nominal is unset with measured_h2d=.
+TEST_CASE("run: option and link hints name the right key", "[run][errors]") {
+  const std::string shared = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
+  check_usage_error("run " + shared + " --gpus 3", "use --set instead (e.g. --set hardware.gpu.count=2)");
+  check_usage_error("run " + shared + " --set hardware.link.preset=pcie-gen3-x4",
+                    "unset it with --set hardware.link.measured_h2d= to use the link's typical rate");
+  CHECK_THAT(vramsim::test::run_ok("run " + shared + " --set hardware.link.preset=pcie-gen3-x4 --set hardware.link.measured_h2d= "
+                                   "--set workload.requests=1"),
+             Catch::Contains("pcie-gen3-x4 at 3.5 GB/s"));
+}

@@ -122,7 +122,7 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
   INFO(all.err);
   CHECK(all.status == 2);
   CHECK(all.out.empty());
-  CHECK_THAT(all.err, Catch::Contains("engine.gpu_layers: the placement set (-ngl 99) does not fit") &&
+  CHECK_THAT(all.err, Catch::Contains("engine.gpu_layers: the placement set (-ngl 99, every layer on the GPU) does not fit") &&
                           Catch::Contains("needs") && Catch::Contains("GiB usable"));
   // A placement set that fits is the one simulated.
   auto set = test::run_vramsim(names + " --set engine.gpu_layers=30");
