@@ -159,7 +159,10 @@ void card_lines(std::ostream& o, const sim::Scenario& s, const sim::RunResult& r
       << (plan.shard < 1 ? " (1/" + std::to_string(r.cards.size()) + " of each)" : "")
       << ", weights " << fixed(plan.non_expert_weights / units::kGiB, 2) << " GiB + KV " << fixed(plan.kv_cache / units::kGiB, 2)
       << " GiB";
-    if (s.model.moe) o << ", cache " << plan.slots << " slots (" << fixed(100 * plan.coverage(), 1) << "%)";
+    if (s.model.moe && s.engine.expert_cache)
+      o << ", cache " << plan.slots << " slots (" << fixed(100 * plan.coverage(), 1) << "%)";
+    else if (s.model.moe)
+      o << ", experts " << plan.slots << " in VRAM";
     o << ", util " << fixed(100 * std::min(1.0, r.card_use[c].busy_s / t), 1) << "%\n";
   }
   for (const auto& l : r.links)

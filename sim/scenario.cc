@@ -376,7 +376,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
             : split == "expert" ? Split::Expert
                                 : Split::Single;
   if (s.split == Split::Expert && model.moe && !e.has("expert_cache"))
-    e.fail_at("split", "an expert split deals an expert cache over the cards: this engine has none");
+    e.fail_at("split", "an expert split deals an expert cache over the cards: this engine has none (its experts stay with "
+                       "their layer); use split: pipeline");
   if (s.split == Split::Expert && !model.moe)
     e.fail_at("split", model.name + " is a dense model: an expert split needs routed experts (use pipeline or tensor)");
   if (cards > 1 && s.split == Split::Single)
@@ -390,7 +391,9 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
                              " query heads and " + std::to_string(a.kv_heads) + " KV heads");
     // A paged-pool engine (vLLM) has no expert cache: each card holds 1/N of every expert.
     if (model.moe && !e.has("kv_pool"))
-      e.fail_at("split", "a tensor split of an MoE expert cache is not modelled; use split: pipeline");
+      e.fail_at("split", e.has("expert_cache")
+                             ? "a tensor split of an MoE expert cache is not modelled; use split: pipeline"
+                             : "a tensor split of an MoE model is modelled for a paged-KV engine (vLLM) only; use split: pipeline");
     if (a.layout == workloads::AttentionLayout::Mla && e.has("kv_pool"))
       e.fail_at("split", "vLLM keeps an MLA model's latent KV whole on every tensor-parallel rank: not modelled (one card)");
   }

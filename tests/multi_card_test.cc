@@ -453,3 +453,13 @@ TEST_CASE("run's header names mixed cards and links one by one", "[multi][cli]")
              Catch::Contains("on 2x NVIDIA GeForce RTX 5090, pcie-gen3-x16 at 13.9 GB/s + pcie-gen3-x4 at 3.5 GB/s, host"));
   CHECK_THAT(run_ok("run " + kLlama + " --set workload.requests=1"), Catch::Contains("on 2x NVIDIA GeForce RTX 4090, pcie-gen4-x16 at"));
 }
+
+// llama.cpp keeps an MoE model's experts with their layer: its card lines count the experts in
+// VRAM (no cache), and the splits it has no model of say why in its own terms.
+TEST_CASE("llama.cpp MoE on two cards: experts in VRAM per card, and the splits it refuses say why", "[multi][cli]") {
+  const std::string mixtral = "run --model mixtral-8x7b --gpu rtx-3090 --gpus 2 --quant Q4_K_M ";
+  const std::string out = run_ok(mixtral + "--set workload.requests=1");
+  CHECK_THAT(out, Catch::Contains("experts 128 in VRAM") && !Catch::Contains("slots ("));
+  check_usage_error(mixtral + "--set engine.split=tensor", "a tensor split of an MoE model is modelled for a paged-KV engine (vLLM) only");
+  check_usage_error(mixtral + "--set engine.split=expert", "this engine has none (its experts stay with their layer)");
+}
