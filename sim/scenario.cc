@@ -368,6 +368,13 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   s.scheduling = scheduling == "serial"       ? SlotScheduling::Serial
                  : scheduling == "overlapped" ? SlotScheduling::Overlapped
                                               : SlotScheduling::Batched;
+  if (const auto rule = e.optional_string("vram_rule")) {
+    if (*rule != "budget" && *rule != "engine") e.fail_at("vram_rule", "expected one of budget, engine, got \"" + *rule + "\"");
+    if (*rule == "engine" && (e.has("expert_cache") || e.has("kv_pool")))
+      e.fail_at("vram_rule", "applies to an engine whose weights stay with their layers (llama.cpp): this one sizes an "
+                             "expert cache or a KV pool from the free VRAM");
+    s.engine_vram_rule = *rule == "engine";
+  }
   const std::string split = e.optional_string("split").value_or(cards > 1 ? "pipeline" : "single");
   if (split != "single" && split != "pipeline" && split != "tensor" && split != "expert")
     e.fail_at("split", "expected one of single, pipeline, tensor, expert, got \"" + split + "\"");

@@ -128,6 +128,9 @@ struct EngineSetup {
   int gpu_layers = 0;
   int cpu_moe_layers = 0;
   bool expert_cache = true;      // false: experts live with their layer (VRAM or RAM), no cache
+  // vram_rule: engine: judge a placement with every layer on the GPUs as offload placements
+  // are, by weights + KV + runtime against the card's total, not by the memory-budget model.
+  bool engine_vram_rule = false;
   Split split = Split::Single;
   std::vector<int> layer_split;  // layers per card (pipeline); empty: proportional to free memory
   std::optional<int> max_queue;  // admission control: requests waiting beyond this are rejected

@@ -48,7 +48,8 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   r.concurrent_sequences = s.engine.parallel;
   workloads::Footprint total = workloads::footprint(m, r);
   const bool offload = gpu_layers < m.layers || s.engine.cpu_moe_layers > 0;
-  if (m.moe || offload) {
+  const bool engine_rule = offload || s.engine.engine_vram_rule;  // the engine's accounting, not the budget model's
+  if (m.moe || engine_rule) {
     const auto [head, per_layer] = layer_bytes(s);
     const double expert_bytes_per_layer =
         m.moe ? m.moe->expert_params * m.moe->experts * s.engine.expert_format.bits_per_weight / 8.0 : 0.0;
@@ -64,7 +65,7 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   }
   std::vector<double> usable;
   for (const auto& c : s.cards)
-    usable.push_back((offload ? card_total(c) : c.gpu.spec.memory_bytes * workloads::usable_share(c.gpu.spec.gpu_class, n)) -
+    usable.push_back((engine_rule ? card_total(c) : c.gpu.spec.memory_bytes * workloads::usable_share(c.gpu.spec.gpu_class, n)) -
                      c.gpu.vram_used_by_others);
   std::vector<workloads::CardShare> out;
   if (gpu_layers == 0) {  // CPU only: the cards hold nothing
@@ -79,7 +80,7 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   // Layers dealt by count in proportion to the cards' room, as llama.cpp's default split deals
   // them by free memory (or engine.layer_split, its -ts).
   const std::vector<int> layers = s.engine.layer_split.empty() ? workloads::layers_by_capacity(gpu_layers, usable) : s.engine.layer_split;
-  if (!(m.moe || offload)) {
+  if (!(m.moe || engine_rule)) {
     out = workloads::split_footprint(total, gpu_layers, layers, usable);
     for (auto& c : out) {
       c.first_layer += first_gpu;
@@ -87,10 +88,12 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     }
     return out;
   }
-  // The engine's accounting, card by card, as plan_cards counts each card: its layers'
-  // non-expert weights and KV, the experts of its layers past --n-cpu-moe (the CPU-expert
-  // layers come first, so they do not spread evenly), the embedding table on the card with
-  // layer 0 and the LM head on the last (every layer on the GPUs), and its runtime.
+  // Card by card, as plan_cards counts each card: its layers' non-expert weights and KV, the
+  // experts of its layers past --n-cpu-moe (the CPU-expert layers come first, so they do not
+  // spread evenly), the embedding table on the card with layer 0 and the LM head on the last
+  // (every layer on the GPUs); plus the engine's runtime (its accounting), or, for an MoE
+  // model with every layer on the GPUs, the memory-budget model's overhead (its fixed part
+  // dealt by layers, as for a dense model).
   const auto [head, per_layer] = layer_bytes(s);
   const double expert_bytes_per_layer =
       m.moe ? m.moe->expert_params * m.moe->experts * s.engine.expert_format.bits_per_weight / 8.0 : 0.0;
@@ -104,10 +107,13 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     share.end_layer = first + layers[c];
     first = share.end_layer;
     const bool holds = share.end_layer > share.first_layer;
-    share.need = s.engine.physics.runtime_vram + (per_layer + kv_per_layer) * layers[c] +
-                 expert_bytes_per_layer * m.moe_layers_in(std::max(share.first_layer, s.engine.cpu_moe_layers), share.end_layer) +
-                 (holds && share.first_layer == 0 ? head : 0.0) +
-                 (holds && share.end_layer == m.layers && gpu_layers == m.layers ? head : 0.0);
+    const double bytes = (per_layer + kv_per_layer) * layers[c] +
+                         expert_bytes_per_layer * m.moe_layers_in(std::max(share.first_layer, s.engine.cpu_moe_layers), share.end_layer) +
+                         (holds && share.first_layer == 0 ? head : 0.0) +
+                         (holds && share.end_layer == m.layers && gpu_layers == m.layers ? head : 0.0);
+    share.need = engine_rule ? s.engine.physics.runtime_vram + bytes
+                             : bytes * (1.0 + workloads::budget::kOverheadShare) +
+                                   workloads::budget::kOverheadFixedBytes * layers[c] / static_cast<double>(gpu_layers);
     share.usable = usable[c];
     out.push_back(share);
   }
@@ -255,7 +261,7 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     const std::string over = workloads::first_overfull_card(dense);
     if (!over.empty())
       throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
-                                  (s.engine.gpu_layers < m.layers || s.engine.cpu_moe_layers > 0
+                                  (s.engine.gpu_layers < m.layers || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule
                                        ? std::string(" (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
                                                      "or more engine.cpu_moe_layers keep more on the CPU") +
                                              (n > 1 ? "; engine.layer_split, llama.cpp's -ts, gives a card fewer layers)" : ")")

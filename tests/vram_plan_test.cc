@@ -129,3 +129,17 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
   CHECK(set.status == 0);
   CHECK_THAT(set.out, Catch::Contains("-ngl 30"));
 }
+
+// engine.vram_rule: engine judges a placement with every layer on the GPU by the engine's
+// accounting (weights + KV + runtime against the card's total), as offload placements are;
+// the default keeps the memory-budget model. Engines that size a cache or pool refuse it.
+TEST_CASE("engine.vram_rule: engine lifts the budget model's margins off an all-GPU placement", "[vram][placement]") {
+  const std::string names = "run --model llama-3.3-70b --gpu rtx-4090 --quant IQ4_XS --set hardware.gpu.memory.capacity=40GiB "
+                            "--set hardware.gpu.memory.driver_total= --set workload.requests=1";
+  CHECK_THAT(test::run_ok(names), Catch::Contains("llama.cpp flags: -ngl 79 "));
+  CHECK_THAT(test::run_ok(names + " --set engine.vram_rule=engine"), Catch::Contains("llama.cpp flags: -ngl 99 "));
+  test::check_usage_error(names + " --set engine.vram_rule=loose", "engine.vram_rule: expected one of budget, engine");
+  test::check_usage_error("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml "
+                          "--set engine.vram_rule=engine",
+                          "applies to an engine whose weights stay with their layers");
+}
