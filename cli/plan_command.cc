@@ -139,18 +139,15 @@ std::int64_t max_context(sim::Scenario s) {
 }
 
 // "-c up to N fits": the largest context in the engine's own flag (llama-server's -c is shared
-// by its -np slots). For llama.cpp it names the rule that judged it (sim/vram_plan.cc,
-// resident_shares): every layer and expert on the GPUs by the memory-budget model and its
-// margins (unless engine.vram_rule is engine), any other placement by the engine's own
-// weights + KV + runtime, so that the step between the two at the edge reads as what it is
-// (docs/memory-model.md).
+// by its -np slots). For llama.cpp it names the rule that judged it
+// (sim::judged_by_engine_accounting), so that the step between the two at the edge reads as
+// what it is (docs/memory-model.md).
 std::string context_note(const sim::Scenario& s, std::int64_t per_slot) {
   if (s.engine.kv_pool) return "--max-model-len up to " + std::to_string(per_slot) + " fits";
   if (s.engine.expert_cache) return "--context up to " + std::to_string(per_slot) + " fits";
-  const bool budget = s.engine.gpu_layers == s.model.layers && s.engine.cpu_moe_layers == 0 && !s.engine.engine_vram_rule;
   return "-c up to " + std::to_string(per_slot * s.engine.parallel) + " fits" +
          (s.engine.parallel > 1 ? " (" + std::to_string(per_slot) + " per slot)" : std::string()) +
-         (budget ? " by the memory-budget model" : " by weights + KV + runtime");
+         (sim::judged_by_engine_accounting(s) ? " by weights + KV + runtime" : " by the memory-budget model");
 }
 
 // The keys plan chooses itself: a --set on one would win in the simulation while the printed

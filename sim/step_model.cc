@@ -268,12 +268,12 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   if (host_) {
     // Host layers: 32 tokens or more go to the first card, the layers' weights (and the active
     // experts touched) streamed over its link; fewer are computed by the CPU from RAM.
-    const double weights = layer_bytes_ * layers_ + head_bytes_ + (resident_experts_touched + missing_experts) * expert_bytes_;
+    // The LM head (on the CPU with CPU layers) computes the prompt's last logits alone: one
+    // row, below the 32 that send an operation to the card, so the CPU reads it once.
+    const double copied = layer_bytes_ * layers_ + (resident_experts_touched + missing_experts) * expert_bytes_;
+    const double weights = copied + head_bytes_;
     if (tokens >= 32) {
       const auto& gpu = s_.cards.front();
-      // The LM head (on the CPU with CPU layers) computes the prompt's last logits alone: one
-      // row, below the 32 that send an operation to the card, so the CPU reads it once.
-      const double copied = weights - head_bytes_;
       c.transfer = ubatches(tokens) * copied / gpu.link.h2d_bandwidth;
       c.compute = prefill_gemm_seconds(tokens, share, gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency) +
                   attention_flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency) + head_bytes_ / bw_;

@@ -30,6 +30,14 @@ LayerBytes layer_bytes(const Scenario& s) {
 
 double card_total(const CardSetup& c) { return c.gpu.spec.driver_total_bytes.value_or(c.gpu.spec.memory_bytes); }
 
+}  // namespace
+
+bool judged_by_engine_accounting(const Scenario& s) {
+  return s.engine.gpu_layers < s.model.layers || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule;
+}
+
+namespace {
+
 // An engine without an expert cache (a dense model, or llama.cpp-style MoE placement) must fit
 // what it keeps on the GPUs. Every layer on the GPUs: the memory-budget model's verdict, card
 // by card, exactly as `vramsim fit` gives it. CPU layers (gpu_layers) or CPU experts
@@ -41,28 +49,7 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   const auto& m = s.model;
   const int n = static_cast<int>(s.cards.size());
   const int gpu_layers = s.engine.gpu_layers, first_gpu = m.layers - gpu_layers;
-  workloads::BudgetRequest r;
-  r.bits_per_weight = s.engine.other_format.bits_per_weight;
-  r.context_tokens = s.engine.context;
-  r.kv_bytes_per_element_k = r.kv_bytes_per_element_v = s.engine.kv.bytes_per_element;
-  r.concurrent_sequences = s.engine.parallel;
-  workloads::Footprint total = workloads::footprint(m, r);
-  const bool offload = gpu_layers < m.layers || s.engine.cpu_moe_layers > 0;
-  const bool engine_rule = offload || s.engine.engine_vram_rule;  // the engine's accounting, not the budget model's
-  if (m.moe || engine_rule) {
-    const auto [head, per_layer] = layer_bytes(s);
-    const double expert_bytes_per_layer =
-        m.moe ? m.moe->expert_params * m.moe->experts * s.engine.expert_format.bits_per_weight / 8.0 : 0.0;
-    // Experts on the GPUs: the MoE layers among the GPU layers past the CPU-expert ones.
-    const int gpu_expert_layers = m.moe_layers_in(std::max(first_gpu, s.engine.cpu_moe_layers), m.layers);
-    // With CPU layers the embedding table and the LM head stay in RAM (plan_host).
-    const double tables = gpu_layers == m.layers ? 2.0 * head : 0.0;
-    total.weights = per_layer * gpu_layers + tables + expert_bytes_per_layer * gpu_expert_layers;
-    total.kv = total.kv * gpu_layers / m.layers;
-    total.overhead = offload ? n * s.engine.physics.runtime_vram
-                             : workloads::budget::kOverheadFixedBytes + workloads::budget::kOverheadShare * (total.weights + total.kv);
-    total.total = total.weights + total.kv + total.overhead;
-  }
+  const bool engine_rule = judged_by_engine_accounting(s);
   std::vector<double> usable;
   for (const auto& c : s.cards)
     usable.push_back((engine_rule ? card_total(c) : c.gpu.spec.memory_bytes * workloads::usable_share(c.gpu.spec.gpu_class, n)) -
@@ -72,50 +59,59 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     for (double u : usable) out.push_back({m.layers, m.layers, 0.0, u});
     return out;
   }
-  if (s.engine.split == Split::Tensor) {
-    // Every card holds 1/N of every layer: as N cards of one layer-sized slice each.
-    for (double u : usable) out.push_back({0, m.layers, total.total / n, u});
-    return out;
-  }
-  // Layers dealt by count in proportion to the cards' room, as llama.cpp's default split deals
-  // them by free memory (or engine.layer_split, its -ts).
-  const std::vector<int> layers = s.engine.layer_split.empty() ? workloads::layers_by_capacity(gpu_layers, usable) : s.engine.layer_split;
-  if (!(m.moe || engine_rule)) {
-    out = workloads::split_footprint(total, gpu_layers, layers, usable);
-    for (auto& c : out) {
-      c.first_layer += first_gpu;
-      c.end_layer += first_gpu;
+  // A pipeline's layers, dealt by count in proportion to the cards' room, as llama.cpp's default
+  // split deals them by free memory (or engine.layer_split, its -ts).
+  auto dealt = [&] {
+    return s.engine.layer_split.empty() ? workloads::layers_by_capacity(gpu_layers, usable) : s.engine.layer_split;
+  };
+  if (!(m.moe || engine_rule)) {  // a dense model, every layer on the GPUs: the memory-budget model
+    workloads::BudgetRequest r;
+    r.bits_per_weight = s.engine.other_format.bits_per_weight;
+    r.context_tokens = s.engine.context;
+    r.kv_bytes_per_element_k = r.kv_bytes_per_element_v = s.engine.kv.bytes_per_element;
+    r.concurrent_sequences = s.engine.parallel;
+    const workloads::Footprint total = workloads::footprint(m, r);
+    if (s.engine.split == Split::Tensor) {  // every card holds 1/N of every layer
+      for (double u : usable) out.push_back({0, m.layers, total.total / n, u});
+      return out;
     }
-    return out;
+    return workloads::split_footprint(total, gpu_layers, dealt(), usable);
   }
-  // Card by card, as plan_cards counts each card: its layers' non-expert weights and KV, the
-  // experts of its layers past --n-cpu-moe (the CPU-expert layers come first, so they do not
-  // spread evenly), the embedding table on the card with layer 0 and the LM head on the last
-  // (every layer on the GPUs); plus the engine's runtime (its accounting), or, for an MoE
-  // model with every layer on the GPUs, the memory-budget model's overhead (its fixed part
-  // dealt by layers, as for a dense model).
+  // Otherwise card by card, as plan_cards counts each card: the non-expert weights and KV of
+  // its layers, the experts of its layers past --n-cpu-moe (the CPU-expert layers come first,
+  // so they do not spread evenly), the embedding table on the card with layer 0 and the LM head
+  // on the last (every layer on the GPUs); plus the engine's runtime (its accounting) or, for an
+  // MoE model with every layer and expert on the GPUs, the memory-budget model's overhead (its
+  // fixed part dealt by the card's share of the layers, as for a dense model).
   const auto [head, per_layer] = layer_bytes(s);
   const double expert_bytes_per_layer =
       m.moe ? m.moe->expert_params * m.moe->experts * s.engine.expert_format.bits_per_weight / 8.0 : 0.0;
   const double kv_per_layer = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element,
                                                         s.engine.kv.bytes_per_element, s.engine.parallel) /
                               m.layers;
+  // The bytes of layers [first, end) on the GPUs, and what a card holding them (`share` of
+  // the GPU layers) needs.
+  auto bytes_of = [&](int first, int end) {
+    const bool holds = end > first;
+    return (per_layer + kv_per_layer) * (end - first) +
+           expert_bytes_per_layer * m.moe_layers_in(std::max(first, s.engine.cpu_moe_layers), end) +
+           (holds && first == 0 ? head : 0.0) + (holds && end == m.layers && gpu_layers == m.layers ? head : 0.0);
+  };
+  auto need = [&](double bytes, double share) {
+    return engine_rule ? s.engine.physics.runtime_vram + bytes
+                       : bytes * (1.0 + workloads::budget::kOverheadShare) + workloads::budget::kOverheadFixedBytes * share;
+  };
+  if (s.engine.split == Split::Tensor) {  // every card holds 1/N of every GPU layer
+    const double each = need(bytes_of(first_gpu, m.layers) / n, 1.0 / n);
+    for (double u : usable) out.push_back({first_gpu, m.layers, each, u});
+    return out;
+  }
+  const std::vector<int> layers = dealt();
   int first = first_gpu;
   for (std::size_t c = 0; c < s.cards.size(); ++c) {
-    workloads::CardShare share;
-    share.first_layer = first;
-    share.end_layer = first + layers[c];
-    first = share.end_layer;
-    const bool holds = share.end_layer > share.first_layer;
-    const double bytes = (per_layer + kv_per_layer) * layers[c] +
-                         expert_bytes_per_layer * m.moe_layers_in(std::max(share.first_layer, s.engine.cpu_moe_layers), share.end_layer) +
-                         (holds && share.first_layer == 0 ? head : 0.0) +
-                         (holds && share.end_layer == m.layers && gpu_layers == m.layers ? head : 0.0);
-    share.need = engine_rule ? s.engine.physics.runtime_vram + bytes
-                             : bytes * (1.0 + workloads::budget::kOverheadShare) +
-                                   workloads::budget::kOverheadFixedBytes * layers[c] / static_cast<double>(gpu_layers);
-    share.usable = usable[c];
-    out.push_back(share);
+    const int end = first + layers[c];
+    out.push_back({first, end, need(bytes_of(first, end), layers[c] / static_cast<double>(gpu_layers)), usable[c]});
+    first = end;
   }
   if (first != m.layers) throw std::invalid_argument("the layer counts do not add up to the model's layers");
   return out;
@@ -261,7 +257,7 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     const std::string over = workloads::first_overfull_card(dense);
     if (!over.empty())
       throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
-                                  (s.engine.gpu_layers < m.layers || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule
+                                  (judged_by_engine_accounting(s)
                                        ? std::string(" (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
                                                      "or more engine.cpu_moe_layers keep more on the CPU") +
                                              (n > 1 ? "; engine.layer_split, llama.cpp's -ts, gives a card fewer layers)" : ")")

@@ -73,6 +73,12 @@ struct VramPlan {
 // a dense model does not fit its cards.
 std::vector<VramPlan> plan_cards(const Scenario& scenario);
 
+// Whether plan_cards judges an engine without an expert cache by the engine's own accounting
+// (weights + KV + runtime against the card's total: CPU layers, CPU experts, or
+// engine.vram_rule: engine) rather than by the memory-budget model (every layer and expert on
+// the GPUs). The two differ at the edge (docs/memory-model.md).
+bool judged_by_engine_accounting(const Scenario& scenario);
+
 // The host CPU's part when the engine runs the first layers on the CPU (engine.gpu_layers
 // below the model's layers): those layers' weights, KV and experts in RAM ("card_total" is
 // the host's RAM). nullopt when every layer is on the GPUs.
