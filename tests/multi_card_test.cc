@@ -463,3 +463,15 @@ TEST_CASE("llama.cpp MoE on two cards: experts in VRAM per card, and the splits 
   check_usage_error(mixtral + "--set engine.split=tensor", "a tensor split of an MoE model is modelled for a paged-KV engine (vLLM) only");
   check_usage_error(mixtral + "--set engine.split=expert", "this engine has none (its experts stay with their layer)");
 }
+
+// A refusal whose two figures round to the same GiB says by how much the card is short.
+TEST_CASE("a card's refusal says how much it is short when the figures round alike", "[multi][vram]") {
+  using vramsim::workloads::CardShare;
+  const double gib = 1024.0 * 1024 * 1024;
+  CHECK(vramsim::workloads::first_overfull_card({CardShare{0, 10, 8 * gib + 17 * 1024, 8 * gib}}) ==
+        "card 0 (layers 0-9) needs 8.00 GiB of 8.00 GiB usable (17 KiB short)");
+  CHECK(vramsim::workloads::first_overfull_card({CardShare{0, 10, 8 * gib + 3 * 1024 * 1024, 8 * gib}}) ==
+        "card 0 (layers 0-9) needs 8.00 GiB of 8.00 GiB usable (3.0 MiB short)");
+  CHECK(vramsim::workloads::first_overfull_card({CardShare{0, 10, 9 * gib, 8 * gib}}) == "card 0 (layers 0-9) needs 9.00 GiB of 8.00 GiB usable");
+  CHECK(vramsim::workloads::first_overfull_card({CardShare{0, 10, 7 * gib, 8 * gib}}).empty());
+}
