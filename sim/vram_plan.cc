@@ -83,7 +83,8 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   // on the last (every layer on the GPUs); plus the engine's runtime (its accounting) or, for an
   // MoE model with every layer and expert on the GPUs, the memory-budget model's overhead (its
   // fixed part dealt by the card's share of the layers, as for a dense model).
-  const auto [head, per_layer] = layer_bytes(s);
+  const LayerBytes table = layer_bytes(s);  // named, not bound: the lambdas below capture them
+  const double head = table.head, per_layer = table.per_layer;
   const double expert_bytes_per_layer =
       m.moe ? m.moe->expert_params * m.moe->experts * s.engine.expert_format.bits_per_weight / 8.0 : 0.0;
   const double kv_per_layer = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element,
