@@ -60,7 +60,10 @@ EngineFlags engine_flags(const sim::Scenario& s) {
     return {"vramsim", f.str()};
   }
   // llama.cpp
-  f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers).flags;
+  std::string placement = describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers).flags;
+  if (e.head_on_cpu)  // -ngl equal to the layer count: the LM head stays on the CPU
+    placement.replace(0, placement.find(' ', 5), "-ngl " + std::to_string(e.gpu_layers));
+  f << placement;
   if (s.cards.size() > 1 && e.split == sim::Split::Tensor) f << " --split-mode row";
   f << " -c " << e.context * e.parallel;
   if (e.parallel != 1) f << " -np " << e.parallel;
@@ -84,7 +87,7 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers) {
                                        : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers on the GPU, " +
                                              (cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers") +
                                              " and the LM head on the CPU";
-  p.flags = gpu_layers == layers ? "-ngl 99" : "-ngl " + std::to_string(gpu_layers);
+  p.flags = "-ngl " + std::to_string(gpu_layers == layers ? sim::ngl_every_layer(layers) : gpu_layers);
   if (cpu_moe_layers > 0) {
     p.description += ", the routed experts of the first " + std::to_string(cpu_moe_layers) + " of " +
                      std::to_string(layers) + " layers on the CPU";
@@ -176,6 +179,7 @@ QuickScenario quick_scenario(const Args& args) {
   }
   if (fits(s)) {  // the placement given (by default every layer on the GPU) fits: keep it
     q.placement = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers).description;
+    if (s.engine.head_on_cpu) q.placement.insert(std::string("every layer on the GPU").size(), " but the LM head on the CPU");
     return finish();
   }
   const auto placements = fitting_placements(s);

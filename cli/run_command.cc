@@ -35,7 +35,8 @@ std::string placement_hint(const sim::Scenario& s) {
   const auto placements = fitting_placements(s);
   if (placements.empty()) return {};
   const Placement& p = placements.front();
-  std::string set = "--set engine.gpu_layers=" + std::to_string(p.gpu_layers);
+  std::string set =
+      "--set engine.gpu_layers=" + std::to_string(p.gpu_layers == s.model.layers ? sim::ngl_every_layer(p.gpu_layers) : p.gpu_layers);
   if (p.cpu_moe_layers > 0) set += " --set engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers);
   return "; this fits: " + set + " (" + p.description + ")";
 }
@@ -304,10 +305,11 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   if (s.cards.size() > 1) card_lines(o, s, r);
   if (r.host_plan) {
     const auto& h = *r.host_plan;
-    o << "  CPU   " << (h.layers() == 1 ? "layer " + std::to_string(h.first_layer)
-                                        : "layers " + std::to_string(h.first_layer) + "-" + std::to_string(h.end_layer - 1))
-      << ", the embedding table and the LM head from RAM (" << fixed(h.fixed / units::kGiB, 2)
-      << " GiB with their KV" << (s.model.moe ? " and experts" : "") << "), busy "
+    const std::string layers = h.layers() == 0   ? "no layer (-ngl " + std::to_string(s.model.layers) + ")"
+                               : h.layers() == 1 ? "layer " + std::to_string(h.first_layer)
+                                                 : "layers " + std::to_string(h.first_layer) + "-" + std::to_string(h.end_layer - 1);
+    o << "  CPU   " << layers << ", the embedding table and the LM head from RAM (" << fixed(h.fixed / units::kGiB, 2)
+      << " GiB" << (h.layers() == 0 ? "" : s.model.moe ? " with their KV and experts" : " with their KV") << "), busy "
       << fixed(100 * r.host_busy_s / std::max(r.makespan_s, 1e-12), 1) << "% of the run\n";
   }
   if (s.expert_memory.spilled)

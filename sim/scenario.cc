@@ -328,6 +328,7 @@ void decode_batching(MapReader& e, EngineSetup& s, int cards, int layers) {
   const char* why = s.expert_cache                          ? "an expert cache"
                     : cards > 1 && s.split != Split::Tensor ? "a pipeline split (vLLM's --pipeline-parallel-size)"
                     : s.gpu_layers < layers                 ? "layers on the CPU (gpu_layers)"
+                    : s.head_on_cpu ? "the LM head on the CPU (gpu_layers equal to the layer count, llama.cpp's -ngl; leave it unset)"
                     : s.cpu_moe_layers > 0                  ? "experts on the CPU (cpu_moe_layers)"
                                                             : nullptr;
   if (why)
@@ -471,7 +472,12 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     s.cache_slots = 0;
   }
   // As llama.cpp's -ngl: a count above the model's layers (the customary 99) means every layer.
-  s.gpu_layers = static_cast<int>(std::min<std::int64_t>(e.optional_integer("gpu_layers", 0, 100000).value_or(model.layers), model.layers));
+  const auto ngl = e.optional_integer("gpu_layers", 0, 100000);
+  s.gpu_layers = static_cast<int>(std::min<std::int64_t>(ngl.value_or(model.layers), model.layers));
+  // -ngl N with N the layer count leaves the output layer on the CPU: llama.cpp counts it as
+  // layer n_layer and offloads min(-ngl, n_layer + 1) layers (src/llama-model.cpp, load_tensors;
+  // its log then says "offloaded 32/33 layers to GPU").
+  s.head_on_cpu = !s.expert_cache && ngl && *ngl == model.layers;
   // llama.cpp's -ts deals the GPU layers (-ngl) over the cards: the counts add up to them.
   if (layer_split) {
     int sum = 0;
@@ -495,6 +501,10 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
               "an engine with an expert cache keeps every layer on the GPU (use an engine without one, e.g. preset: llama.cpp)");
   if (s.gpu_layers < model.layers && cards > 1 && s.split != Split::Pipeline)
     e.fail_at("gpu_layers", "CPU layers combine with a pipeline split only");
+  if (s.head_on_cpu && cards > 1 && s.split != Split::Pipeline)
+    e.fail_at("gpu_layers", "gpu_layers " + std::to_string(model.layers) + " (llama.cpp's -ngl equal to " + model.name +
+                                "'s layer count) keeps the LM head on the CPU, which is modelled with a pipeline split only; "
+                                "gpu_layers: 99 puts the head on the GPUs too");
   if (auto sp = e.optional_map("speculative")) {
     const std::string kind = sp->choice("kind", {"none", "mtp"});
     s.speculative = kind == "mtp";
@@ -514,20 +524,21 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   decode_batching(e, s, cards, model.layers);
   s.physics = decode_physics(e, model.moe.has_value(), s.expert_cache, !s.misses_on_cpu);
   s.numa_worker_groups = e.has("host_expert_numa") && e.choice("host_expert_numa", {"none", "per-socket"}) == "per-socket";
-  if ((s.gpu_layers < model.layers || s.cpu_moe_layers > 0) && s.physics.cpu_bandwidth_efficiency <= 0)
-    e.fail_at(s.gpu_layers < model.layers ? "gpu_layers" : "cpu_moe_layers",
-              "CPU layers or CPU experts need the engine's cpu_bandwidth_efficiency");
+  if ((s.gpu_layers < model.layers || s.head_on_cpu || s.cpu_moe_layers > 0) && s.physics.cpu_bandwidth_efficiency <= 0)
+    e.fail_at(s.gpu_layers < model.layers || s.head_on_cpu ? "gpu_layers" : "cpu_moe_layers",
+              "CPU layers, an LM head or experts on the CPU need the engine's cpu_bandwidth_efficiency");
   e.finish();
   return s;
 }
 
 // llama.cpp's flags for the scenario's placement, e.g. "-ngl 39", "-ngl 99 --n-cpu-moe 12".
 std::string describe_placement(const Scenario& s) {
-  const bool all = s.engine.gpu_layers == s.model.layers;
-  std::string flags = all ? "-ngl 99" : "-ngl " + std::to_string(s.engine.gpu_layers);
+  const bool all = s.engine.gpu_layers == s.model.layers && !s.engine.head_on_cpu;
+  std::string flags = "-ngl " + std::to_string(all ? ngl_every_layer(s.model.layers) : s.engine.gpu_layers);
   if (s.engine.cpu_moe_layers > 0)
     flags += s.engine.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(s.engine.cpu_moe_layers);
-  return all ? flags + ", every layer on the GPU" : flags;
+  if (all) return flags + ", every layer on the GPU";
+  return s.engine.head_on_cpu ? flags + ", every layer on the GPU but the LM head on the CPU" : flags;
 }
 
 // A card-to-card link must exist on these cards: an NVLink (there is no card-to-card PCIe

@@ -126,6 +126,10 @@ struct EngineSetup {
   // the first `cpu_moe_layers` layers stay in RAM and are computed by the CPU (--n-cpu-moe N;
   // --cpu-moe = every layer).
   int gpu_layers = 0;
+  // -ngl equal to the model's layer count: every layer on the GPUs but the LM head on the CPU
+  // (llama.cpp counts the output as one more layer; -ngl 99 or an unset gpu_layers puts it on
+  // the GPU too). Engines without an expert cache only.
+  bool head_on_cpu = false;
   int cpu_moe_layers = 0;
   bool expert_cache = true;      // false: experts live with their layer (VRAM or RAM), no cache
   // vram_rule: engine: judge a placement with every layer on the GPUs as offload placements
@@ -181,6 +185,11 @@ struct Scenario {
   std::uint64_t seed = 1;
   std::vector<std::string> warnings;  // suspicious but valid input, printed on stderr
 };
+
+// The -ngl that puts every layer and the LM head of a `layers`-layer model on the GPUs: the
+// customary 99, or more for a model of 99 layers or more (llama.cpp offloads min(-ngl,
+// layers + 1) layers, the output counting as the last).
+constexpr int ngl_every_layer(int layers) { return layers + 1 > 99 ? layers + 1 : 99; }
 
 // Decodes a scenario tree (after --set overrides). Throws ConfigError for bad or impossible
 // input: top-k > experts, a tensor split whose head counts do not divide by the cards, a cache larger than free VRAM,

@@ -32,8 +32,10 @@ double card_total(const CardSetup& c) { return c.gpu.spec.driver_total_bytes.val
 
 }  // namespace
 
+bool head_on_cpu(const Scenario& s) { return s.engine.gpu_layers < s.model.layers || s.engine.head_on_cpu; }
+
 bool judged_by_engine_accounting(const Scenario& s) {
-  return s.engine.gpu_layers < s.model.layers || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule;
+  return head_on_cpu(s) || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule;
 }
 
 namespace {
@@ -96,7 +98,7 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     const bool holds = end > first;
     return (per_layer + kv_per_layer) * (end - first) +
            expert_bytes_per_layer * m.moe_layers_in(std::max(first, s.engine.cpu_moe_layers), end) +
-           (holds && first == 0 ? head : 0.0) + (holds && end == m.layers && gpu_layers == m.layers ? head : 0.0);
+           (holds && first == 0 ? head : 0.0) + (holds && end == m.layers && !head_on_cpu(s) ? head : 0.0);
   };
   auto need = [&](double bytes, double share) {
     return engine_rule ? s.engine.physics.runtime_vram + bytes
@@ -286,8 +288,9 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     // An expert split keeps everything but the routed experts on the first card.
     const bool holds_rest = !expert || c == 0;
     const bool holds_embedding = holds_rest && p.first_layer == 0 && p.layers() > 0;
-    // With CPU layers the LM head runs on the CPU after the last GPU layer (plan_host).
-    const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0 && s.engine.gpu_layers == m.layers;
+    // With CPU layers (or -ngl equal to the layer count) the LM head runs on the CPU after the
+    // last GPU layer (plan_host).
+    const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0 && !head_on_cpu(s);
     p.layer_bytes = holds_rest ? per_layer * p.shard : 0.0;
     p.head_bytes = holds_head ? head * p.shard : 0.0;
     p.non_expert_weights = p.layer_bytes * p.layers() + p.shard * ((holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
@@ -354,7 +357,7 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
 std::optional<VramPlan> plan_host(const Scenario& s) {
   const auto& m = s.model;
   const int cpu_layers = m.layers - s.engine.gpu_layers;
-  if (cpu_layers <= 0) return std::nullopt;
+  if (!head_on_cpu(s)) return std::nullopt;
   const auto [head, per_layer] = layer_bytes(s);
   VramPlan p;
   p.first_layer = 0;
@@ -364,7 +367,8 @@ std::optional<VramPlan> plan_host(const Scenario& s) {
   // it counts the output as layer n_layer + 1 (src/llama-model.cpp, load_tensors:
   // act_gpu_layers = min(n_gpu_layers, n_layer + 1), and the output layer is on a GPU only when
   // n_layer - i_gpu_start < act_gpu_layers). engine.gpu_layers equal to the model's layers is
-  // -ngl 99: every layer and the head on the GPUs, and then this plan does not exist.
+  // -ngl N: no CPU layer, the head alone here; -ngl 99 (or unset) puts the head on the GPUs
+  // too, and then this plan does not exist.
   p.head_bytes = head;
   p.non_expert_weights = p.layer_bytes * cpu_layers + head + p.head_bytes;
   p.kv_cache = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element,

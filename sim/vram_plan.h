@@ -74,10 +74,14 @@ struct VramPlan {
 std::vector<VramPlan> plan_cards(const Scenario& scenario);
 
 // Whether plan_cards judges an engine without an expert cache by the engine's own accounting
-// (weights + KV + runtime against the card's total: CPU layers, CPU experts, or
-// engine.vram_rule: engine) rather than by the memory-budget model (every layer and expert on
+// (weights + KV + runtime against the card's total: CPU layers, CPU experts, the LM head on
+// the CPU, or engine.vram_rule: engine) rather than by the memory-budget model (every layer and expert on
 // the GPUs). The two differ at the edge (docs/memory-model.md).
 bool judged_by_engine_accounting(const Scenario& scenario);
+
+// Whether the LM head runs on the host CPU: with CPU layers, or with engine.gpu_layers equal
+// to the model's layers (llama.cpp's -ngl N, the output layer being its layer N + 1).
+bool head_on_cpu(const Scenario& scenario);
 
 // The host CPU's part when the engine runs the first layers on the CPU (engine.gpu_layers
 // below the model's layers): those layers' weights, KV and experts in RAM ("card_total" is

@@ -158,7 +158,7 @@ TEST_CASE("llama.cpp: each prompt micro-batch copies only the experts it touches
 // engine_flags): a quantized KV cache needs -ctk/-ctv and, for V, Flash Attention.
 TEST_CASE("run --model: llama.cpp's flags carry the KV type, Flash Attention and the slots simulated", "[engines][quick]") {
   CHECK_THAT(run_ok("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ryzen-7950x-ddr5 --quant Q4_K_M "
-                    "--set engine.kv_type=q8_0 --set engine.gpu_layers=48 --set engine.cpu_moe_layers=18"),
+                    "--set engine.kv_type=q8_0 --set engine.gpu_layers=99 --set engine.cpu_moe_layers=18"),
              Catch::Contains("llama.cpp flags: -ngl 99 --n-cpu-moe 18 -c 4096 -ctk q8_0 -ctv q8_0 -fa on\n"));
   // Two slots of 2048 tokens each: llama-server's -c is shared by its -np slots.
   CHECK_THAT(run_ok("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 2048 --set engine.parallel=2 "

@@ -433,10 +433,10 @@ TEST_CASE("a dense scenario too large for its cards names a placement that fits"
 // placement in which no card is over.
 TEST_CASE("llama.cpp on several cards: each card is checked against the experts of its own layers", "[multi][vram]") {
   const std::string mixtral = "run --model mixtral-8x7b --gpu rtx-3060-12gb --gpus 2 --quant Q4_K_M --set workload.requests=1 ";
-  check_usage_error(mixtral + "--set engine.gpu_layers=32 --set engine.cpu_moe_layers=6",
+  check_usage_error(mixtral + "--set engine.gpu_layers=99 --set engine.cpu_moe_layers=6",
                     "card 1 (layers 16-31) needs 14.08 GiB of 12.00 GiB usable");
-  check_usage_error(mixtral + "--set engine.gpu_layers=32 --set engine.cpu_moe_layers=6", "engine.layer_split, llama.cpp's -ts");
-  const std::string split = run_ok(mixtral + "--set engine.gpu_layers=32 --set engine.cpu_moe_layers=6 --set engine.layer_split=[19,13] --json");
+  check_usage_error(mixtral + "--set engine.gpu_layers=99 --set engine.cpu_moe_layers=6", "engine.layer_split, llama.cpp's -ts");
+  const std::string split = run_ok(mixtral + "--set engine.gpu_layers=99 --set engine.cpu_moe_layers=6 --set engine.layer_split=[19,13] --json");
   const std::string picked = run_ok(mixtral + "--json");
   for (const std::string& out : {split, picked}) {
     auto doc = vramsim::json::parse(out);

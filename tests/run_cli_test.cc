@@ -321,10 +321,34 @@ TEST_CASE("the host CPU's layers are their own share of a decode step, not GPU c
   for (const char* part : {"compute", "transfer", "stall", "cpu_experts", "launch_sync", "cpu_layers"})
     sum += json_number(out, part, "step_time_breakdown");
   CHECK(sum == Approx(1.0));
-  // Every layer on the card: no CPU share.
-  const std::string all_gpu = vramsim::test::run_ok("run " + offload + " --set workload.requests=1 --set engine.gpu_layers=32 "
+  // Every layer and the LM head on the card (-ngl 99): no CPU share.
+  const std::string all_gpu = vramsim::test::run_ok("run " + offload + " --set workload.requests=1 --set engine.gpu_layers=99 "
                                                     "--set hardware.gpu.count=2 --json");
   CHECK(json_number(all_gpu, "cpu_layers", "step_time_breakdown") == 0);
+}
+
+// llama.cpp counts the output layer as layer n_layer + 1: -ngl 32 on a 32-layer model offloads
+// every layer but leaves the LM head on the CPU ("offloaded 32/33 layers to GPU"); -ngl 99 does not.
+TEST_CASE("llama.cpp's -ngl equal to the layer count leaves the LM head on the CPU, -ngl 99 does not", "[run][llama.cpp]") {
+  using vramsim::test::json_number;
+  const std::string llama = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=1 ";
+  const std::string ngl32 = vramsim::test::run_ok(llama + "--set engine.gpu_layers=32 --json");
+  const std::string ngl99 = vramsim::test::run_ok(llama + "--set engine.gpu_layers=99 --json");
+  const std::string unset = vramsim::test::run_ok(llama + "--json");
+  CHECK(json_number(unset, "p50", "decode_tok_s") == json_number(ngl99, "p50", "decode_tok_s"));
+  // The CPU reads the head every token: a share of the step, and a slower decode.
+  CHECK(json_number(ngl32, "cpu_layers", "step_time_breakdown") > 0.2);
+  CHECK(json_number(ngl99, "cpu_layers", "step_time_breakdown") == 0);
+  CHECK(json_number(ngl32, "p50", "decode_tok_s") < 0.8 * json_number(ngl99, "p50", "decode_tok_s"));
+  // No CPU layer, but the head and embedding table in RAM; the card holds neither.
+  CHECK(json_number(ngl32, "end_layer", "cpu_layers") == 0);
+  CHECK(json_number(ngl32, "ram_gib", "cpu_layers") > 0.3);
+  CHECK(json_number(ngl32, "weights_gib", "cards") < json_number(ngl99, "weights_gib", "cards") - 0.2);
+  CHECK_THAT(vramsim::test::run_ok(llama + "--set engine.gpu_layers=32"),
+             Catch::Contains("llama.cpp flags: -ngl 32 ") && Catch::Contains("CPU   no layer (-ngl 32), the embedding table and the LM head"));
+  // A row split has no CPU stage to put it on: refused with the way out.
+  vramsim::test::check_usage_error(llama + "--gpus 2 --set engine.split=tensor --set engine.gpu_layers=32",
+                                   "keeps the LM head on the CPU, which is modelled with a pipeline split only; gpu_layers: 99");
 }
 
 TEST_CASE("profile-lru's background copies use the link: counted, and never beyond its bandwidth", "[run][cache]") {
