@@ -1,5 +1,6 @@
 // `vramsim routing-trace SCENARIO.yaml -o FILE [--tokens N]`: the scenario's expert routing,
 // token by token, as the simulation draws it (sim/routing_trace.h), for the real-card replay.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -45,15 +46,25 @@ int routing_trace_command(const std::vector<std::string>& argv) {
 
   const sim::Scenario scenario = load_scenario(args, "routing-trace");
 
-  std::ofstream out(*output);
+  // Written beside the output and renamed over it once complete: a refusal or a full disk
+  // leaves an existing trace at that path as it was.
+  const std::string partial = *output + ".partial";
+  std::ofstream out(partial);
   if (!out) throw UsageError("cannot write " + *output);
   try {
     sim::write_routing_trace(out, scenario, tokens);
   } catch (const std::invalid_argument& e) {
+    out.close();
+    std::filesystem::remove(partial);
     throw UsageError(e.what());
   }
   out.close();
-  if (!out) throw UsageError("cannot write " + *output);
+  std::error_code ec;
+  if (out) std::filesystem::rename(partial, *output, ec);
+  if (!out || ec) {
+    std::filesystem::remove(partial, ec);
+    throw UsageError("cannot write " + *output);
+  }
   std::cerr << "vramsim routing-trace: wrote " << tokens << " tokens to " << *output << "\n";
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -10,6 +11,12 @@ namespace vramsim::config {
 std::string to_string(const Origin& origin) {
   if (origin.line <= 0) return origin.source;
   return origin.source + ":" + std::to_string(origin.line) + ":" + std::to_string(origin.column);
+}
+
+std::string resolve_path(const Origin& origin, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_relative() && origin.line > 0) p = std::filesystem::path(origin.source).parent_path() / p;
+  return p.lexically_normal().string();
 }
 
 Node Node::scalar(std::string text, Origin origin) {

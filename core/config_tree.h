@@ -23,6 +23,11 @@ struct Origin {
 // "file:12:16", or "file" when there is no position.
 std::string to_string(const Origin& origin);
 
+// A file path written at `origin`, made usable: a relative path is relative to the file that
+// holds it, or to the working directory when it was given on the command line (--set, whose
+// origin has no line). Lexically normalised.
+std::string resolve_path(const Origin& origin, const std::string& path);
+
 class Node {
  public:
   enum class Kind { Null, Scalar, Map, Sequence };

@@ -38,10 +38,32 @@ std::optional<double> figure(const Node& root, std::initializer_list<const char*
   return v;
 }
 
+// The keys vramsim-calibrate writes in a mapping the simulator reads (calibrate/bench_*.cu):
+// any other is a typo, refused rather than skipped (a misspelt figure would fall back silently).
+void known_keys(const Node& root, std::initializer_list<const char*> path, std::initializer_list<std::string_view> keys) {
+  const Node* n = &root;
+  std::string dotted;
+  for (const char* k : path) {
+    if (!n->is_map() || !(n = n->find(k))) return;
+    dotted += (dotted.empty() ? "" : ".") + std::string(k);
+  }
+  if (n->is_null()) return;
+  if (!n->is_map()) config::fail(*n, dotted, "expected a mapping");
+  config::MapReader reader(*n, dotted);
+  for (const auto& key : keys) reader.ignore(key);
+  reader.finish();
+}
+
 }  // namespace
 
 CardCalibration decode_calibration(const Node& root, const std::string& file) {
   if (!root.is_map()) config::fail(root, "calibration", file + " is not a calibration (expected a mapping)");
+  known_keys(root, {}, {"name", "measured", "mode", "device", "pcie", "zero_copy", "vram", "launch", "power", "gemv", "failed"});
+  known_keys(root, {"pcie"}, {"h2d", "d2h"});
+  for (const char* direction : {"h2d", "d2h"})
+    known_keys(root, {"pcie", direction}, {"bandwidth", "latency", "peak_bandwidth", "expert_copy", "fit_r2"});
+  known_keys(root, {"zero_copy"}, {"bandwidth", "efficiency", "note"});
+  known_keys(root, {"vram"}, {"read_bandwidth", "theoretical", "efficiency", "buffer"});
   CardCalibration c;
   c.file = file;
   if (const Node* n = root.find("name"); n && n->is_scalar()) c.name = n->text();
@@ -57,8 +79,7 @@ CardCalibration decode_calibration(const Node& root, const std::string& file) {
 
 CardCalibration load_calibration(const std::string& path, const Node& at, const std::string& key_path) {
   namespace fs = std::filesystem;
-  fs::path p(path);
-  if (p.is_relative()) p = fs::path(at.origin().source).parent_path() / p;
+  const fs::path p(config::resolve_path(at.origin(), path));
   std::error_code ec;
   if (!fs::is_regular_file(p, ec))
     config::fail(at, key_path, "cannot read the calibration " + p.lexically_normal().string() + ": not a regular file");

@@ -11,7 +11,10 @@
 namespace vramsim::sim {
 
 LayerPopularity scenario_popularity(const Scenario& s) {
-  if (!s.model.moe || !s.model.moe->routing) throw std::invalid_argument("the scenario's model has no expert routing");
+  if (!s.model.moe) throw std::invalid_argument(s.model.name + " is a dense model: it routes no experts");
+  if (!s.model.moe->routing)
+    throw std::invalid_argument(s.model.name + " has no expert routing: its model.moe.routing (coverage_points, or a ranked profile) "
+                                "is not given (docs/scenarios.md)");
   const auto& moe = *s.model.moe;
   const auto& r = *moe.routing;
   if (!r.profile.empty()) {

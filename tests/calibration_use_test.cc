@@ -1,7 +1,10 @@
 // A GPU description that references a calibration (hw/calibration.h): the simulation uses the
 // measured link rate, latency and zero-copy efficiency.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "calibrate/report.h"
@@ -29,6 +32,12 @@ TEST_CASE("a calibrated card's measured copy rate stands for the link's, unless 
   const std::string calibrated = run_json(kShared, kCalibrated + " --set hardware.link.measured_h2d=");
   CHECK(json_number(calibrated, "bandwidth_gb_s", "links") == Approx(12.8));
   CHECK_THAT(calibrated, Catch::Contains("\"link_rate_source\": \"" + data_path("calibration/test-card.yaml") + "\""));
+  // A relative path on the command line is relative to the working directory.
+  const std::string relative = std::filesystem::relative(data_path("calibration/test-card.yaml")).string();
+  REQUIRE(relative.find('/') != std::string::npos);
+  const std::string from_cwd = run_json(kShared, " --set workload.requests=20 --set hardware.link.measured_h2d= "
+                                                 "--set hardware.gpu.calibration=" + relative);
+  CHECK(json_number(from_cwd, "bandwidth_gb_s", "links") == Approx(12.8));
   // The measured zero-copy efficiency (0.65, below the engine's 0.8) slows the overflow reads.
   const std::string plain = run_json(kShared, " --set workload.requests=20 --set hardware.gpu.vram_used_by_others=24000MiB");
   const std::string slow = run_json(kShared, kCalibrated + " --set hardware.gpu.vram_used_by_others=24000MiB");
@@ -43,6 +52,14 @@ TEST_CASE("a malformed calibration names its file and key", "[calibration][error
   auto missing = run_vramsim("run " + kShared + " --set hardware.gpu.calibration=/nonexistent/card.yaml");
   CHECK(missing.status == 2);
   CHECK_THAT(missing.err, Catch::Contains("cannot read the calibration /nonexistent/card.yaml"));
+  // A misspelt figure is refused, not skipped (the link's typical rate would stand in for it).
+  const auto typo = std::filesystem::temp_directory_path() / ("vramsim_typo_card_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(typo) << "name: typo\npcie:\n  h2d: { bandwith: 12.8GB/s }\n";
+  auto misspelt = run_vramsim("run " + kShared + " --set hardware.gpu.calibration=" + typo.string());
+  std::filesystem::remove(typo);
+  CHECK(misspelt.status == 2);
+  CHECK_THAT(misspelt.err, Catch::Contains(":3:") && Catch::Contains("pcie.h2d.bandwith: unknown key") &&
+                               Catch::Contains("bandwidth"));
 }
 
 namespace {

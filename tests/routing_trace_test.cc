@@ -2,6 +2,7 @@
 // by calibrate/replay_plan.h, and the cache plan (hits, misses, staging, LRU) on it.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -71,6 +72,19 @@ TEST_CASE("routing-trace: the simulator's routing, read back by the replay", "[r
   CHECK(read("rt_shared.trace") == read("rt_shared2.trace"));
   REQUIRE(run_vramsim("routing-trace " + shared_scenario() + " -o rt_seed2.trace --tokens 50 --set workload.gen_tokens=20 --seed 2").status == 0);
   CHECK(read("rt_shared.trace") != read("rt_seed2.trace"));
+}
+
+// A refusal leaves what was at the output path as it was.
+TEST_CASE("routing-trace: a model without routing is refused by name and an existing trace is kept", "[routing-trace][errors]") {
+  const std::string path = "rt_kept.trace";
+  std::ofstream(path) << "keep me\n";
+  vramsim::test::check_usage_error("routing-trace " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/mixtral-3090-offload.yaml -o " + path,
+                                   "mixtral-8x7b has no expert routing: its model.moe.routing");
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "keep me");
+  CHECK_FALSE(std::filesystem::exists(path + ".partial"));
 }
 
 TEST_CASE("routing-trace: the replay's hit rate follows the cache size", "[routing-trace]") {

@@ -62,9 +62,7 @@ MoeSpec decode_moe(MapReader m, int layers) {
     RoutingSpec routing;
     if (auto profile = r->optional_string("profile")) {
       const config::Node& at = *r->node().find("profile");
-      std::filesystem::path p(*profile);
-      if (p.is_relative()) p = std::filesystem::path(at.origin().source).parent_path() / p;
-      routing.profile = p.lexically_normal().string();
+      routing.profile = config::resolve_path(at.origin(), *profile);
       if (r->has("coverage_points")) r->fail_at("coverage_points", "give either coverage_points or a profile, not both");
     }
     const config::Node* points_node = routing.profile.empty() ? &r->any("coverage_points") : nullptr;
