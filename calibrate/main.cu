@@ -16,6 +16,7 @@
 #include <string>
 
 #include "calibrate/common.cuh"
+#include "calibrate/replay_plan.h"
 
 namespace vc = vramsim::calibrate;
 
@@ -57,7 +58,12 @@ Options parse(int argc, char** argv) {
     } else if (a == "--quick") {
       o.quick = true;
     } else if (a == "--device") {
-      o.device = std::atoi(value().c_str());
+      try {
+        o.device = static_cast<int>(vc::option_integer("--device", value(), 0, 1023));
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "vramsim-calibrate: %s\n", e.what());
+        std::exit(2);
+      }
     } else if (a == "-h" || a == "--help") {
       usage(stdout);
       std::exit(0);

@@ -36,6 +36,9 @@
 namespace vramsim::calibrate {
 namespace {
 
+constexpr std::int64_t kMaxSlots = std::int64_t{1} << 40;  // cache sizes, tokens: far past any card
+constexpr std::int64_t kMaxBytes = std::int64_t{1} << 40;  // 1 TiB per expert or dense block
+
 struct ReplayOptions {
   std::string trace;
   std::string out = "calibration-out";
@@ -90,10 +93,10 @@ bool parse_replay(int argc, char** argv, ReplayOptions& o) {
       else if (a == "--name") o.name = value();
       else if (a == "--slots") {
         o.slots.clear();
-        for (const auto& v : split(value())) o.slots.push_back(std::stoll(v));
+        for (const auto& v : split(value())) o.slots.push_back(option_integer("--slots", v, 0, kMaxSlots));
       } else if (a == "--coverage") {
         o.coverage.clear();
-        for (const auto& v : split(value())) o.coverage.push_back(std::stod(v));
+        for (const auto& v : split(value())) o.coverage.push_back(option_number("--coverage (a share, not a percentage)", v, 0.0, 1.0));
       } else if (a == "--policy") {
         const std::string p = value();
         if (p != "profile" && p != "lru") throw std::invalid_argument("--policy: expected profile or lru, got " + p);
@@ -102,11 +105,11 @@ bool parse_replay(int argc, char** argv, ReplayOptions& o) {
         o.modes = split(value());
         for (const auto& m : o.modes)
           if (m != "copy" && m != "zero-copy") throw std::invalid_argument("--modes: expected copy and/or zero-copy, got " + m);
-      } else if (a == "--expert-bytes") o.expert_bytes = std::stoll(value());
-      else if (a == "--dense-bytes") o.dense_bytes = std::stoll(value());
-      else if (a == "--warmup-tokens") o.warmup_tokens = std::stoll(value());
-      else if (a == "--trials") o.trials = std::stoi(value());
-      else if (a == "--device") o.device = std::stoi(value());
+      } else if (a == "--expert-bytes") o.expert_bytes = option_integer(a, value(), 0, kMaxBytes);
+      else if (a == "--dense-bytes") o.dense_bytes = option_integer(a, value(), 0, kMaxBytes);
+      else if (a == "--warmup-tokens") o.warmup_tokens = option_integer(a, value(), 0, kMaxSlots);
+      else if (a == "--trials") o.trials = static_cast<int>(option_integer(a, value(), 1, 1000));
+      else if (a == "--device") o.device = static_cast<int>(option_integer(a, value(), 0, 1023));
       else if (a == "-h" || a == "--help") {
         replay_usage(stdout);
         std::exit(0);
@@ -161,6 +164,9 @@ int replay_main(int argc, char** argv) {
       trace = read_routing_trace(in, opt.trace);
     } catch (const InputError& e) {
       std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "vramsim-calibrate replay: %s: the trace does not fit in this machine's memory\n", opt.trace.c_str());
       return 2;
     }
   }

@@ -1,5 +1,6 @@
 #include "calibrate/replay_plan.h"
 
+#include <algorithm>
 #include <charconv>
 #include <list>
 #include <stdexcept>
@@ -101,7 +102,10 @@ RoutingTrace read_routing_trace(std::istream& in, const std::string& file) {
     }
   }
   const auto k = static_cast<std::size_t>(t.top_k);
-  t.routes.reserve(static_cast<std::size_t>(t.tokens) * static_cast<std::size_t>(t.layers) * k);
+  // Reserved up to what a header can claim without the lines behind it (the vector grows
+  // past that as they are read): a header's token count alone never allocates gigabytes.
+  constexpr std::size_t kReserveAtMost = std::size_t{1} << 24;
+  t.routes.reserve(std::min(kReserveAtMost, static_cast<std::size_t>(t.tokens) * static_cast<std::size_t>(t.layers) * k));
   for (std::int64_t token = 0; token < t.tokens; ++token) {
     if (!lines.next()) lines.fail(1, "the trace ends at token " + std::to_string(token) + " of " + std::to_string(t.tokens));
     lines.expect_words(4, "token line");
@@ -188,6 +192,24 @@ std::vector<bool> replay_sizes_that_fit(const std::vector<std::int64_t>& slots, 
   fits.reserve(slots.size());
   for (std::int64_t s : slots) fits.push_back(replay_vram_bytes(s, stride_bytes, top_k, dense_bytes) <= budget_bytes);
   return fits;
+}
+
+std::int64_t option_integer(const std::string& option, const std::string& text, std::int64_t low, std::int64_t high) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < low || v > high)
+    throw std::invalid_argument(option + ": expected a whole number from " + std::to_string(low) + " to " + std::to_string(high) +
+                                ", got \"" + text + "\"");
+  return v;
+}
+
+double option_number(const std::string& option, const std::string& text, double low, double high) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !(v >= low && v <= high))
+    throw std::invalid_argument(option + ": expected a number from " + std::to_string(low) + " to " + std::to_string(high) +
+                                ", got \"" + text + "\"");
+  return v;
 }
 
 }  // namespace vramsim::calibrate

@@ -37,6 +37,11 @@ struct RoutingTrace {
 // Reads a trace; throws InputError (file:line:col) on anything malformed or out of range.
 RoutingTrace read_routing_trace(std::istream& in, const std::string& file);
 
+// A command-line value read whole, within [low, high]: std::invalid_argument naming `option`
+// otherwise (std::stoll would read "1.38e6" as 1 and "3x" as 3).
+std::int64_t option_integer(const std::string& option, const std::string& text, std::int64_t low, std::int64_t high);
+double option_number(const std::string& option, const std::string& text, double low, double high);
+
 enum class ReplayPolicy {
   Profile,  // the S hottest experts pre-filled and pinned; a miss is copied to a staging buffer
   Lru       // pre-filled the same way; a miss is copied into the least recently used slot

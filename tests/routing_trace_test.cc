@@ -168,3 +168,26 @@ TEST_CASE("replay: each cache size is judged alone against the card's VRAM", "[r
   CHECK(fits == std::vector<bool>{true, true, true, false});
   CHECK(calibrate::replay_sizes_that_fit(slots, stride, 8, 0, 0) == std::vector<bool>(4, false));
 }
+
+// The replay's options are read whole (std::stoll would read "1.38e6" as 1).
+TEST_CASE("replay options: a number is read whole and within range", "[routing-trace][errors]") {
+  using vramsim::calibrate::option_integer;
+  using vramsim::calibrate::option_number;
+  CHECK(option_integer("--expert-bytes", "1382400", 0, 1 << 30) == 1382400);
+  CHECK_THROWS_WITH(option_integer("--expert-bytes", "1.38e6", 0, 1 << 30), Catch::Contains("--expert-bytes: expected a whole number") &&
+                                                                              Catch::Contains("\"1.38e6\""));
+  CHECK_THROWS(option_integer("--trials", "3x", 1, 1000));
+  CHECK_THROWS(option_integer("--device", "abc", 0, 1023));
+  CHECK(option_number("--coverage", "0.235", 0, 1) == Approx(0.235));
+  CHECK_THROWS_WITH(option_number("--coverage", "23.5", 0, 1), Catch::Contains("expected a number from 0"));
+}
+
+// A header may claim up to 1e8 tokens: the reader allocates for the lines it reads, and a short
+// trace is an input error, not an allocation of the header's size.
+TEST_CASE("replay trace: a large token count in the header allocates nothing up front", "[routing-trace][errors]") {
+  // 1e8 tokens x 2 layers x top-2 would reserve 1.6 GB.
+  std::istringstream in("vramsim-routing-trace 1\nlayers 2\nexperts 4\ntop_k 2\nexpert_bytes 4096\nscenario_slots 2\n"
+                        "gen_tokens 2\ntokens 100000000\nprefill_order 8\n0 0 1 0 0 1 1 1\n0 2 1 2 0 3 1 3\n");
+  CHECK_THROWS_WITH(vramsim::calibrate::read_routing_trace(in, "big.trace"), Catch::Contains("ends"));
+}
+
