@@ -1,9 +1,12 @@
 // The serving workload without the event loop: length distributions, request shapes, arrival
 // processes, trace and length-table readers, the queue meter.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "core/config_tree.h"
 #include "sim/queue_meter.h"
@@ -109,6 +112,23 @@ TEST_CASE("a request trace is read in arrival order; a malformed row names file:
   const auto bom = workloads::read_request_trace(test::data_path("serving/trace_bom.csv"), "workload.trace");
   REQUIRE(bom.size() == 1);
   CHECK(bom[0].prompt_tokens == 100);
+}
+
+// A production log's Unix times read as relative ones: the first row is the start.
+TEST_CASE("a trace's clock starts at its first row; an arrival past 1e10 s is refused", "[serving][errors]") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto unix_time = dir / ("vramsim_unix_trace_" + std::to_string(::getpid()) + ".csv");
+  const auto far = dir / ("vramsim_far_trace_" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(unix_time) << "arrival_s,prompt_tokens,output_tokens\n1718000000,100,8\n1718000000.5,100,8\n";
+  std::ofstream(far) << "arrival_s,prompt_tokens,output_tokens\n0,100,8\n1e300,100,8\n";
+  const auto rows = workloads::read_request_trace(unix_time.string(), "workload.trace");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].arrival_s == 0);
+  CHECK(rows[1].arrival_s == Approx(0.5));
+  CHECK_THROWS_WITH(workloads::read_request_trace(far.string(), "workload.trace"),
+                    Catch::Contains(":3:1: error: workload.trace: arrival_s: expected seconds up to 1e10"));
+  std::filesystem::remove(unix_time);
+  std::filesystem::remove(far);
 }
 
 TEST_CASE("bad workloads: min > max, outside the context, zero clients, negative rates", "[serving][errors]") {
