@@ -541,6 +541,17 @@ std::string describe_placement(const Scenario& s) {
   return s.engine.head_on_cpu ? flags + ", every layer on the GPU but the LM head on the CPU" : flags;
 }
 
+// SXM modules come only on NVLink baseboards (HGX: every module on the NVSwitch), so several of
+// one NVLink generation are joined by that generation's switch preset unless gpu_link says
+// otherwise; "" for other cards (a bridge is an accessory: only a gpu_link adds one).
+std::string default_gpu_link(const std::vector<CardSetup>& cards) {
+  if (cards.size() < 2) return "";
+  const int generation = cards.front().gpu.spec.nvlink_generation;
+  for (const auto& c : cards)
+    if (c.gpu.spec.nvlink_generation == 0 || c.gpu.spec.nvlink_bridge || c.gpu.spec.nvlink_generation != generation) return "";
+  return generation == 3 || generation == 4 ? "nvlink" + std::to_string(generation) : "";  // the catalogue's switch presets
+}
+
 // A card-to-card link must exist on these cards: an NVLink (there is no card-to-card PCIe
 // cable; PCIe peer-to-peer is `pcie.peer_to_peer`), a bridge joins exactly two cards, and every
 // card needs an NVLink of that form and generation (the catalogue's `nvlink`).
@@ -617,6 +628,10 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
       s.gpu_link = decode_link_setup(*gl, catalogue, "hardware.gpu_link");
       if (s.cards.size() < 2) config::fail(*gl, "hardware.gpu_link", "a card-to-card link needs at least two cards");
       check_gpu_link(*s.gpu_link, s.cards, *gl);
+    } else if (const std::string preset = default_gpu_link(s.cards); !preset.empty()) {
+      const Node ref = Node::scalar(preset, hw.node().origin());
+      s.gpu_link = decode_link_setup(ref, catalogue, "hardware.gpu_link");
+      check_gpu_link(*s.gpu_link, s.cards, hw.node());
     }
     const Node& host = hw.any("host");
     s.host = hw::decode_host(catalogue.resolve("hosts", "host", without_keys(host, {"expert_memory"}), "hardware.host"),

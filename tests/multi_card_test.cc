@@ -475,3 +475,16 @@ TEST_CASE("a card's refusal says how much it is short when the figures round ali
   CHECK(vramsim::workloads::first_overfull_card({CardShare{0, 10, 9 * gib, 8 * gib}}) == "card 0 (layers 0-9) needs 9.00 GiB of 8.00 GiB usable");
   CHECK(vramsim::workloads::first_overfull_card({CardShare{0, 10, 7 * gib, 8 * gib}}).empty());
 }
+
+// An SXM module exists only on an NVLink baseboard: two of them without a gpu_link are joined
+// by their generation's NVSwitch preset, not staged over PCIe.
+TEST_CASE("SXM modules are joined by their NVLink switch unless gpu_link says otherwise", "[multi][link]") {
+  const std::string h100 = kConfigs + "/scenarios/llama8b-h100-vllm.yaml";
+  const std::string two = run_json(h100, "--set hardware.gpu.count=2 --set workload.requests=8");
+  CHECK_THAT(two, Catch::Contains("\"name\": \"card-to-card (nvlink4)\""));
+  // A PCIe card with a bridge connector gets no link it was not given.
+  CHECK_THAT(run_json(kConfigs + "/scenarios/llama70b-2x4090-pipeline.yaml",
+                      "--set hardware.gpu.preset=rtx-3090 --set engine.gpu_layers=40 --set workload.requests=1"),
+             !Catch::Contains("card-to-card"));
+}
+
