@@ -244,12 +244,12 @@ TEST_CASE("an expert split deals the experts over the cards and exchanges hidden
   CHECK(json_number(staged.substr(second), "kv_gib") == 0);
   CHECK(json_number(staged, "handoff_s") > 0);
   // A card-to-card link carries the exchanges instead of two staged PCIe copies each way.
-  // (H100 SXM modules: RTX 5090s have no NVLink.)
-  const std::string h100 = " --set hardware.gpu.preset=h100-sxm";
-  const std::string h100_staged = run_json(kMixed, split + h100);
-  const std::string bridged = run_json(kMixed, split + h100 + " --set hardware.gpu_link.preset=nvlink4");
-  CHECK(json_number(bridged, "handoff_s") < json_number(h100_staged, "handoff_s"));
-  CHECK(decode(bridged) > decode(h100_staged));
+  // (RTX 3090s with and without their NVLink bridge: RTX 5090s have no NVLink.)
+  const std::string rtx3090 = " --set hardware.gpu.preset=rtx-3090 --set hardware.gpu.vram_used_by_others=16000MiB";
+  const std::string rtx3090_staged = run_json(kMixed, split + rtx3090);
+  const std::string bridged = run_json(kMixed, split + rtx3090 + " --set hardware.gpu_link.preset=nvlink-bridge-3090");
+  CHECK(json_number(bridged, "handoff_s") < json_number(rtx3090_staged, "handoff_s"));
+  CHECK(decode(bridged) > decode(rtx3090_staged));
   // Behind one PCIe switch the cards read their experts at once through its uplink.
   const std::string switched = run_json(kMixed, split + " --set hardware.switch.preset=pcie-gen3-x16");
   CHECK(json_number(switched, "experts_gb_s") == Approx(13.9 / 2));  // uplink (Gen3 x16 typical) / 2 cards
