@@ -30,6 +30,7 @@ int import_model_command(const std::vector<std::string>& argv) {
   const auto out = args.get(args.spelling("-o", "--output"));
   auto imported = workloads::import_hf_config(args.positional()[0], name);
   if (!imported) throw config::ConfigError(imported.error());
+  for (const auto& n : imported->notes) std::cerr << "vramsim import-model: note: " << n << "\n";
   if (out) {
     std::ofstream file(*out);
     if (!file) throw UsageError("cannot write " + *out);

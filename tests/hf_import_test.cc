@@ -282,3 +282,22 @@ TEST_CASE("import: Llama 4 and hybrid linear attention are refused with the reas
   check_refused_json(llama_like(R"(, "layer_types": ["linear_attention", "full_attention", "full_attention", "full_attention"])"),
                      {"layer_types", "linear-attention layers are not imported"});
 }
+
+// A quantization method the catalogue has no format for is named, not silently read as BF16;
+// transformers' newer `dtype` key is read as `torch_dtype` was.
+TEST_CASE("import: AWQ or GPTQ weights are noted, and dtype is read", "[hf-import]") {
+  auto awq = import_json(llama_like(R"(, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128})"));
+  REQUIRE(awq);
+  CHECK(awq->spec.native_format == "BF16");
+  REQUIRE(awq->notes.size() == 1);
+  CHECK_THAT(awq->notes[0], Catch::Contains("quant_method awq (4-bit weights) is not one of the catalogue's formats") &&
+                                Catch::Contains("--quant Q4_0"));
+  CHECK_THAT(awq->yaml, Catch::Contains("# Note: quantization_config.quant_method awq"));
+  auto mxfp4 = import_json(llama_like(R"(, "quantization_config": {"quant_method": "mxfp4"})"));
+  REQUIRE(mxfp4);
+  CHECK(mxfp4->spec.native_format == "MXFP4");
+  CHECK(mxfp4->notes.empty());
+  auto f16 = import_json(llama_like(R"(, "dtype": "float16")"));
+  REQUIRE(f16);
+  CHECK(f16->spec.native_format == "F16");
+}

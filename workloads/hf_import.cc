@@ -98,14 +98,25 @@ std::string format_params(double p) {
   return buf;
 }
 
-std::string native_format_of(const Fields& f, const Fields& top) {
+// The checkpoint's weights format. A quantization method the catalogue has no format for
+// (AWQ, GPTQ, bitsandbytes, ...) leaves the unquantised dtype, with a note saying so.
+std::string native_format_of(const Fields& f, const Fields& top, std::vector<std::string>& notes) {
   const Node* quant = top.get("quantization_config");
   if (quant && quant->is_map()) {
     const Node* method = quant->find("quant_method");
     if (method && method->text() == "mxfp4") return "MXFP4";
     if (method && method->text() == "fp8") return "FP8";
+    const Node* bits = quant->find("bits");
+    const Node* four = quant->find("load_in_4bit");
+    const std::string width = bits && bits->is_scalar()                               ? bits->text() + "-bit "
+                              : four && four->is_scalar() && four->text() == "true" ? "4-bit "
+                                                                                      : "";
+    notes.push_back("quantization_config.quant_method " + (method && method->is_scalar() ? method->text() : std::string("?")) +
+                    " (" + width + "weights) is not one of the catalogue's formats: native_format is the unquantised dtype; "
+                    "size the checkpoint with a weights format of as many bits (--quant Q4_0 for 4 bits, Q8_0 for 8)");
   }
-  std::string dtype = f.text("torch_dtype", top.text("torch_dtype", "bfloat16"));
+  // transformers writes `dtype` since 4.56, `torch_dtype` before.
+  std::string dtype = f.text("dtype", top.text("dtype", f.text("torch_dtype", top.text("torch_dtype", "bfloat16"))));
   if (dtype == "float16") return "F16";
   if (dtype == "float32") return "F32";
   return "BF16";
@@ -198,7 +209,8 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     missing_field(root, "vocab_size", path);
   m.max_context = f.whole("max_position_embeddings", 1, std::int64_t{1} << 40)
                       .value_or(static_cast<std::int64_t>(defaults.max_position_embeddings));
-  m.native_format = native_format_of(f, top);
+  std::vector<std::string> notes;
+  m.native_format = native_format_of(f, top, notes);
 
   const int heads = count("num_attention_heads", 1, defaults.num_attention_heads);
   const int kv_heads = count("num_key_value_heads", 1, defaults.num_key_value_heads.value_or(heads));
@@ -313,7 +325,9 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   std::ostringstream y;
   y << "# Imported by `vramsim import-model` from " << quoted(path) << ".\n"
     << "# Parameter counts are computed from the tensor shapes the config implies (biases ignored);\n"
-    << "# active = the layers' active weights + the LM head (input embedding rows are not counted).\n"
+    << "# active = the layers' active weights + the LM head (input embedding rows are not counted).\n";
+  for (const auto& n : notes) y << "# Note: " << n << "\n";
+  y
     << "name: " << quoted(m.name) << "\n"
     << "display_name: " << quoted(m.display_name) << "\n"
     << "source: " << quoted(path) << "\n"
@@ -337,7 +351,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     y << "moe:\n  layers: " << m.moe->layers << "\n  experts: " << m.moe->experts << "\n  experts_per_token: "
       << m.moe->experts_per_token << "\n  shared_experts: " << m.moe->shared_experts << "\n  expert_params: "
       << format_params(m.moe->expert_params) << "\n";
-  return ImportedModel{m, y.str()};
+  return ImportedModel{m, y.str(), notes};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "workloads/model.h"
@@ -19,6 +20,7 @@ namespace vramsim::workloads {
 struct ImportedModel {
   ModelSpec spec;
   std::string yaml;  // the catalogue file to write (configs/models/NAME.yaml)
+  std::vector<std::string> notes;  // what the import could not carry over (also comments in `yaml`)
 };
 
 // `path`: a config.json; `name`: the catalogue name to give the model. Errors name the file
