@@ -9,6 +9,9 @@
 #   QUICK=1 scripts/calibrate-on-gpu.sh         # half the sizes and trials, a shorter replay
 #   OUT=dir NAME=my-card scripts/calibrate-on-gpu.sh
 #   REPLAY=0 scripts/calibrate-on-gpu.sh        # microbenchmarks only
+#   DEPS=0 scripts/calibrate-on-gpu.sh          # skip scripts/install-deps.sh (Debian 12 apt-get,
+#                                               # root or sudo): bring CMake >= 3.25, a C++20
+#                                               # compiler, SimGrid >= 3.32, oneTBB and yaml-cpp
 #   REPLAY_SCENARIO=configs/scenarios/x.yaml REPLAY_TOKENS=2000 REPLAY_COVERAGE=0.1,0.5,1 \
 #     REPLAY_EXPERT_BYTES=1382400 scripts/calibrate-on-gpu.sh
 #
@@ -33,7 +36,9 @@ else
   exit 1
 fi
 
-scripts/install-deps.sh
+if [ "${DEPS:-1}" = "1" ]; then
+  scripts/install-deps.sh
+fi
 
 # CUDA numbers devices fastest first unless told otherwise, nvidia-smi in PCI bus order: with
 # PCI order for both, CUDA device 0 is nvidia-smi's first GPU, whose name the files take.
