@@ -187,6 +187,13 @@ QuickScenario quick_scenario(const Args& args) {
   q.scenario.engine.gpu_layers = placements.front().gpu_layers;
   q.scenario.engine.cpu_moe_layers = placements.front().cpu_moe_layers;
   q.placement = placements.front().description;
+  // The flat spot of docs/memory-model.md: every layer may fit by the engine's own accounting.
+  sim::Scenario all = s;
+  all.engine.gpu_layers = s.model.layers;
+  all.engine.cpu_moe_layers = 0;
+  all.engine.engine_vram_rule = true;
+  if (!s.engine.engine_vram_rule && fits(all))
+    q.placement += " (every layer fits by llama.cpp's own accounting, not by the memory-budget model: --set engine.vram_rule=engine)";
   return finish();
 }
 

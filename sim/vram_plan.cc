@@ -258,13 +258,24 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
   if (!s.engine.expert_cache || !m.moe) {
     dense = resident_shares(s);
     const std::string over = workloads::first_overfull_card(dense);
-    if (!over.empty())
+    if (!over.empty()) {
+      // The memory-budget model refuses what the engine's own accounting may fit (the flat
+      // spot of docs/memory-model.md): say so, with the key that judges by the latter.
+      std::string engine_fits;
+      if (!judged_by_engine_accounting(s) && !s.engine.kv_pool && !s.engine.expert_cache) {
+        Scenario by_engine = s;
+        by_engine.engine.engine_vram_rule = true;
+        if (workloads::first_overfull_card(resident_shares(by_engine)).empty())
+          engine_fits = "; by the engine's own accounting (weights + KV + runtime against the card's total) it fits: "
+                        "--set engine.vram_rule=engine";
+      }
       throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
                                   (judged_by_engine_accounting(s)
                                        ? std::string(" (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
                                                      "or more engine.cpu_moe_layers keep more on the CPU") +
                                              (n > 1 ? "; engine.layer_split, llama.cpp's -ts, gives a card fewer layers)" : ")")
-                                       : " (the memory-budget model; see `vramsim fit`)"));
+                                       : " (the memory-budget model; see `vramsim fit`" + engine_fits + ")"));
+    }
   }
   const bool cached = m.moe && s.engine.expert_cache;
   const std::vector<int> layers = cached && !(tensor || expert || n == 1) ? moe_layers(s) : std::vector<int>{};

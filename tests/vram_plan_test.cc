@@ -117,13 +117,18 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
   INFO(picked.err);
   CHECK(picked.status == 0);
   CHECK_THAT(picked.out, Catch::Contains("-ngl 39"));
+  // ... and says that the engine's own accounting would hold every layer (the flat spot).
+  CHECK_THAT(picked.out, Catch::Contains("(every layer fits by llama.cpp's own accounting, not by the memory-budget model: "
+                                         "--set engine.vram_rule=engine)"));
   // Every layer on the GPU, set: refused with the numbers (it used to run -ngl 39 instead).
   auto all = test::run_vramsim(names + " --set engine.gpu_layers=99");
   INFO(all.err);
   CHECK(all.status == 2);
   CHECK(all.out.empty());
   CHECK_THAT(all.err, Catch::Contains("engine.gpu_layers: the placement set (-ngl 99, every layer on the GPU) does not fit") &&
-                          Catch::Contains("needs") && Catch::Contains("GiB usable"));
+                          Catch::Contains("needs") && Catch::Contains("GiB usable") &&
+                          Catch::Contains("by the engine's own accounting (weights + KV + runtime against the card's total) it "
+                                          "fits: --set engine.vram_rule=engine"));
   // -ngl 40, the layer count, keeps the LM head on the CPU: judged by the engine's accounting, it fits.
   CHECK_THAT(test::run_ok(names + " --set engine.gpu_layers=40 --set workload.requests=1"),
              Catch::Contains("llama.cpp flags: -ngl 40 ") && Catch::Contains("every layer on the GPU but the LM head on the CPU"));
