@@ -477,7 +477,8 @@ int plan_command(const std::vector<std::string>& argv) {
   for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
     std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode "
               << (std::isnan(ok[i].decode) ? std::string("none (one-token requests)") : fixed(ok[i].decode, 1) + " tok/s")
-              << ", prefill " << fixed(ok[i].prefill, 0) << " tok/s, TTFT " << fixed(1e3 * ok[i].ttft, 0)
+              << ", prefill " << fixed(ok[i].prefill, 0) << " tok/s" << (clients > 1 ? " per request" : "") << ", TTFT "
+              << fixed(1e3 * ok[i].ttft, 0)
               << " ms" << (clients > 1 ? ", " + fixed(ok[i].throughput, 0) + " tok/s over " + std::to_string(clients) + " clients" : std::string())
               << "  (" << ok[i].placement.description << "; " << ok[i].context_note << ")\n";
   if (experts && whole && whole->decode > 0)
