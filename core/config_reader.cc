@@ -63,7 +63,15 @@ void MapReader::fail_missing(std::string_view key, const std::string& expected) 
   const std::string what = expected.empty() ? std::string() : " (" + expected + ")";
   if (const Node* cleared = node_.find(key); cleared && cleared->is_null())
     fail(*cleared, key_path(key), "required, but cleared here" + what);
-  fail(node_, key_path(key), "missing required key" + what);
+  // A key written nearby with another spelling is most likely this one misspelt: name it.
+  std::string typo;
+  const std::vector<std::string> wanted{std::string(key)};
+  for (const auto& [written, value] : node_.entries())
+    if (!consumed_.count(written) && !nearest_names(written, wanted, 1).empty()) {
+      typo = "; \"" + written + "\" at " + to_string(node_.key_origin(written)) + " is not read: a misspelling of it?";
+      break;
+    }
+  fail(node_, key_path(key), "missing required key" + what + typo);
 }
 
 const Node& MapReader::require(std::string_view key) {

@@ -50,6 +50,24 @@ TEST_CASE("a missing key points at its parent", "[config]") {
   CHECK_THAT(e, Catch::StartsWith("s.yaml:2:3: error: gpu.bandwidth: missing required key"));
 }
 
+// A required key written misspelt is reported missing, with the spelling that was written.
+TEST_CASE("a missing key names a near spelling written beside it", "[config]") {
+  std::string e = error_of("workload:\n  requests: 4\n  gen_token: 256\n", [](MapReader& r) {
+    MapReader w = r.map("workload");
+    w.integer("requests", 1, 100);
+    w.integer("gen_tokens", 1, 100000);
+  });
+  CHECK_THAT(e, Catch::StartsWith("s.yaml:2:3: error: workload.gen_tokens: missing required key") &&
+                    Catch::Contains("\"gen_token\" at s.yaml:3:3 is not read: a misspelling of it?"));
+  // A key read already is no candidate, however near.
+  std::string read = error_of("r:\n  min: 1\n", [](MapReader& r) {
+    MapReader m = r.map("r");
+    m.integer("min", 0, 9);
+    m.integer("max", 0, 9);
+  });
+  CHECK_THAT(read, Catch::EndsWith("r.max: missing required key (a whole number)"));
+}
+
 TEST_CASE("integers, ranges and choices are checked", "[config]") {
   CHECK_THAT(error_of("n: 2.5\n", [](MapReader& r) { r.integer("n", 0, 10); }), Catch::Contains("expected a whole number"));
   CHECK_THAT(error_of("n: 0\n", [](MapReader& r) { r.integer("n", 1, 10); }), Catch::Contains("must be between 1 and 10"));
