@@ -22,6 +22,17 @@ void apply_overrides(config::Node& root, const std::vector<std::string>& assignm
   }
 }
 
+void check_set_prefixes(const std::vector<std::string>& assignments, bool for_fit) {
+  for (const auto& a : assignments) {
+    const std::string path = a.substr(0, a.find('='));
+    if (for_fit && path.starts_with("hardware."))
+      throw UsageError("--set " + a + ": fit's keys have no hardware. prefix (gpu.*, host.*, model.*): --set " + a.substr(9));
+    for (const char* root : {"gpu.", "host.", "link.", "gpu_link.", "switch."})
+      if (!for_fit && path.starts_with(root))
+        throw UsageError("--set " + a + ": a scenario's hardware keys are under hardware.: --set hardware." + a);
+  }
+}
+
 void apply_seed(config::Node& root, const Args& args) {
   const auto seed = args.get("--seed");
   if (!seed) return;
@@ -56,6 +67,7 @@ sim::Scenario load_scenario(const Args& args, const std::string& command) {
   }
   auto tree = config::load_yaml_file(file);
   if (!tree) throw config::ConfigError(tree.error());
+  check_set_prefixes(args.all("--set"), false);
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);
   sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);

@@ -20,6 +20,11 @@ config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir);
 
 // Applies each `key=value` to `root` (the --set options). Throws UsageError on a malformed one.
 void apply_overrides(config::Node& root, const std::vector<std::string>& assignments);
+
+// Throws UsageError for a --set written in the other command's spelling: fit's keys are
+// gpu.*, host.*, model.*; run's and plan's put the first two under hardware. (`for_fit`: which
+// command reads them.)
+void check_set_prefixes(const std::vector<std::string>& assignments, bool for_fit);
 // --seed N as `seed: N`, its errors naming --seed.
 void apply_seed(config::Node& root, const Args& args);
 

@@ -70,6 +70,7 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
   root.set("model", named(args.require("--model"), "--model"));
   root.set("gpu", named(args.require("--gpu"), "--gpu"));
   if (auto host = args.get("--host")) root.set("host", named(*host, "--host"));
+  check_set_prefixes(args.all("--set"), true);
   apply_overrides(root, args.all("--set"));
   config::MapReader r(root, "");
   workloads::FitQuery q;

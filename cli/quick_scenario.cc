@@ -139,6 +139,7 @@ sim::Scenario named_scenario(const Args& args) {
   if (args.get("--context")) label({"engine", "context"}, "--context " + *args.get("--context"));
   if (auto q = args.get("--quant")) label({"engine", "weights"}, "--quant " + *q);
   label({"workload"}, "the default workload (--set workload.* changes it)");
+  check_set_prefixes(args.all("--set"), false);
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);
   sim::Scenario s = sim::decode_scenario(*tree, catalogue, formats);

@@ -185,3 +185,11 @@ TEST_CASE("list names every catalogue kind; run takes a catalogue scenario's nam
   auto strip = [](std::string s) { return s.substr(0, s.find("\"sim\"")); };
   CHECK(strip(all.out) == strip(plain.out));
 }
+
+// fit's keys are gpu.*, host.*, model.*; run's and plan's put gpu and host under hardware.
+TEST_CASE("a --set in the other command's spelling names the right one", "[cli][errors]") {
+  vramsim::test::check_usage_error("fit --model llama-3.1-8b --gpu rtx-4090 --set hardware.gpu.memory.capacity=48GiB",
+                                   "fit's keys have no hardware. prefix (gpu.*, host.*, model.*): --set gpu.memory.capacity=48GiB");
+  vramsim::test::check_usage_error("run --model llama-3.1-8b --gpu rtx-4090 --set gpu.memory.capacity=48GiB",
+                                   "a scenario's hardware keys are under hardware.: --set hardware.gpu.memory.capacity=48GiB");
+}
