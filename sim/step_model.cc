@@ -109,7 +109,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   const double hits = e.hits * expert_bytes_ / bw_;
   c.compute = attention + hits;
   c.vram_bytes = layer_bytes_ + kv + e.hits * expert_bytes_;
-  c.launch_sync = ph.layer_launch;
+  c.launch_sync = host_ ? 0.0 : ph.layer_launch;  // kernel launches: a GPU layer's (the CPU's ops are its compute)
   if (!host_ && e.hits > 0) {  // experts computed on a GPU: the expert path's fixed cost, no kernel resident
     c.launch_sync += ph.moe_layer_sync;
     c.host_idle += ph.moe_layer_sync;
@@ -157,7 +157,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   const auto& ph = s_.engine.physics;
   LayerDemand d;
   const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
-  d.gpu_before = (layer_bytes_ + kv) / bw_ + ph.layer_launch + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
+  d.gpu_before = (layer_bytes_ + kv) / bw_ + (host_ ? 0.0 : ph.layer_launch) + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
   d.gpu_hits = e.hits * expert_bytes_ / bw_;
   if (e.misses == 0) return d;
   // The platform's link runs at the nominal host->device rate; layer() reads the experts at

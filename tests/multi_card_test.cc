@@ -40,11 +40,13 @@ TEST_CASE("single-stream pipeline decode: one card works at a time", "[multi][pi
   CHECK(ratio > 0.95);  // ... but two cards do not add bandwidth for one stream
   CHECK(json_number(two, "util", "cards") == Approx(0.5).margin(0.03));
   // The memory-budget model's estimate for this case (fit --gpus 2: 1008 GB/s x 0.6 / 38.85 GB
-  // = 15.6 tok/s) is a rule of thumb; the simulation stays within 35% of it.
+  // = 15.6 tok/s) is a rule of thumb whose 0.6 runs low against measured two-card decodes
+  // (docs/multi-card.md); the simulation lies above it, within 1.5x.
   const auto fit = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --gpus 2 --quant IQ4_XS --context 4096 --json");
   REQUIRE(fit.status == 0);
   const double estimate = json_number(fit.out, "decode_tok_s");
-  CHECK(decode(two) == Approx(estimate).epsilon(0.35));
+  CHECK(decode(two) > estimate);
+  CHECK(decode(two) < 1.5 * estimate);
 }
 
 // Slots that take turns in one decode loop (serial): a pipeline's cards never work on two slots'
