@@ -127,6 +127,19 @@ void write_fit_json(json::Writer& j, const char* key, const calibrate::StepFit& 
   j.field("residual_rms_s", f.fit.residual_rms).field("r2", f.fit.r2).end_object();
 }
 
+// A fitted time and its standard error in the value's unit, to the error's first significant
+// digit ("12.611ms +- 0.008ms"): the value can be used in the recipes' subtractions as printed.
+std::string with_error(double seconds, double stderr_s) {
+  const double a = std::fabs(seconds);
+  const auto [scale, unit] = a < 1e-6 ? std::pair{1e9, "ns"} : a < 1e-3 ? std::pair{1e6, "us"} : a < 1.0 ? std::pair{1e3, "ms"}
+                                                                                                       : std::pair{1.0, "s"};
+  const double se = stderr_s * scale;
+  const int decimals = se > 0 && std::isfinite(se) ? std::clamp(static_cast<int>(-std::floor(std::log10(se))), 0, 6) : 3;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.*f%s +- %.*f%s", decimals, seconds * scale, unit, decimals, se, unit);
+  return buf;
+}
+
 void print_fit(std::ostream& o, const calibrate::StepFit& f, const char* name, const char* per) {
   const auto& s = f.fit;
   o << "  fit: t_step = t_fast + " << name << " x " << per << " per step  (" << s.n << " requests, " << s.dof
@@ -135,9 +148,8 @@ void print_fit(std::ostream& o, const calibrate::StepFit& f, const char* name, c
     o << "    not fitted: fewer than 3 requests with cache figures, or the regressor never varies\n";
     return;
   }
-  o << "    t_fast       " << calibrate::format_time(s.coef[0]) << " +- " << calibrate::format_time(s.stderr_[0])
-    << "  (the step time with no " << per << ")\n"
-    << "    " << name << "       " << calibrate::format_time(s.coef[1]) << " +- " << calibrate::format_time(s.stderr_[1])
+  o << "    t_fast       " << with_error(s.coef[0], s.stderr_[0]) << "  (the step time with no " << per << ")\n"
+    << "    " << name << "       " << with_error(s.coef[1], s.stderr_[1])
     << "  per " << (f.regressor == "misses" ? "miss" : "read") << "\n"
     << "    residual RMS " << calibrate::format_time(s.residual_rms) << ", R^2 " << fixed(s.r2, 3) << "; " << per
     << " per step in the fit " << fixed(f.x_min, 2) << " to " << fixed(f.x_max, 2)
