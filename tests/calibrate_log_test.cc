@@ -227,6 +227,20 @@ TEST_CASE("calibrate --from-log --json carries the documented fields", "[calibra
   CHECK(run_vramsim("calibrate --from-log " + data_path("logs/sim-shared-20.log") + " --draft-tokens 4 --json").out == r.out);
 }
 
+// The text output gives a fitted time to its standard error's first digit, in one unit, so that
+// the recipes' subtractions (docs/calibration.md) can use it as printed.
+TEST_CASE("calibrate --from-log: fitted times are printed to the precision of their error", "[calibrate][cli]") {
+  const auto text = run_vramsim("calibrate --from-log " + data_path("logs/sim-shared-20.log") + " --draft-tokens 4");
+  const auto json = run_vramsim("calibrate --from-log " + data_path("logs/sim-shared-20.log") + " --draft-tokens 4 --json");
+  REQUIRE(text.status == 0);
+  REQUIRE(json.status == 0);
+  const double value = test::json_number(json.out, "value", "t_fast_s"), se = test::json_number(json.out, "stderr", "t_fast_s");
+  const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(se * 1e3))));
+  char expected[96];
+  std::snprintf(expected, sizeof expected, "t_fast       %.*fms +- %.*fms", decimals, value * 1e3, decimals, se * 1e3);
+  CHECK_THAT(text.out, Catch::Contains(expected));
+}
+
 TEST_CASE("calibrate --from-log: JSON lines records and the unpaired count", "[calibrate][cli]") {
   const auto r = run_vramsim("calibrate --from-log " + data_path("logs/adversarial.log") + " --json --records-out calibrate_records.jsonl");
   REQUIRE(r.status == 0);
