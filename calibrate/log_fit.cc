@@ -137,6 +137,8 @@ LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
     r.accepted = sc.integer();
     sc.lit("/");
     r.drafted = sc.integer();
+    if (*r.accepted > *r.drafted)
+      sc.fail_at(1, "more drafts accepted (" + std::to_string(*r.accepted) + ") than drafted (" + std::to_string(*r.drafted) + ")");
   }
   return r;
 }

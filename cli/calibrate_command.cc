@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -32,8 +33,9 @@ and prints the parameters with standard errors and residuals (docs/calibration.m
   --json                 print one JSON object (docs/json-schema.md)
   --records-out FILE     write the per-request records: CSV when FILE ends in .csv, else JSON lines
   --draft-tokens N       drafts proposed per step (MTP): steps = drafted / N; without it
-                         steps = generated - accepted when the log gives drafts, else
-                         generated / --tokens-per-step
+                         steps = (generated - 1) - accepted when the log gives drafts,
+                         else (generated - 1) / --tokens-per-step (the first token is the
+                         prefill's)
   --tokens-per-step X    tokens per decode step for lines without draft figures (default 1)
   --max-misses-per-step X  fit only the requests with at most X misses per step (the
                          low-miss regime, where each miss is a layer's only one)
@@ -181,6 +183,8 @@ int calibrate_command(const std::vector<std::string>& argv) {
   std::optional<double> max_x;
   if (args.get("--max-misses-per-step")) max_x = positive_number(args, "--max-misses-per-step");
 
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw UsageError("--from-log " + file + " is a directory; give the log file");
   std::ifstream in(file);
   if (!in) throw UsageError("cannot read " + file);
   calibrate::ParsedLog log;
@@ -214,7 +218,7 @@ int calibrate_command(const std::vector<std::string>& argv) {
     overflow.push_back(r.pcie_overflow);
   }
   const char* steps_from = options.draft_tokens ? "drafted / draft_tokens (where the log gives drafts)"
-                                                : "generated - accepted (where the log gives drafts), else generated / tokens_per_step";
+                                                : "(generated - 1) - accepted (where the log gives drafts), else (generated - 1) / tokens_per_step";
 
   if (args.flag("--json")) {
     json::Writer j;

@@ -107,6 +107,10 @@ TEST_CASE("calibrate log: a malformed number is an error at its line and column"
   }
   CHECK_THROWS_AS(parse_text("strata serve: decode expert cache hit rate: 86.3% (23414 hits / -5 lookups); 0 more read by the GPU over PCIe or from another GPU (0% of all 1 routed)\n"),
                   calibrate::InputError);
+  // An impossible draft count is refused like an impossible hit count, not dropped.
+  CHECK_THROWS_WITH(parse_text("strata serve: prompt 26 tokens = 0 reused + 26 read in 43 ms, 192 generated in 1367 ms (140.5 tok/s), "
+                               "drafts accepted 300/228\n"),
+                    "test.log:1:1: error: strata generation line: more drafts accepted (300) than drafted (228)");
   CHECK_THROWS_WITH(parse_text("x\nprompt eval time = 1 ms / 2 bananas (...)\n"),
                     Catch::StartsWith("test.log:2:"));
 }
@@ -276,4 +280,8 @@ TEST_CASE("least squares: exact on a line, no fit when a figure overflows or a r
   const auto flat = calibrate::least_squares({{2, 2, 2}}, {1, 2, 3});
   CHECK_FALSE(flat.ok);
   CHECK(flat.dof == 1);  // reported though the fit cannot be made
+}
+
+TEST_CASE("calibrate --from-log names a directory as one", "[calibrate][cli][errors]") {
+  test::check_usage_error("calibrate --from-log " + data_path("logs"), "is a directory; give the log file");
 }
