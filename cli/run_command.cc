@@ -117,6 +117,7 @@ void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& 
         .field("link", s.cards[c].link.spec.name)
         .field("numa_node", static_cast<std::int64_t>(s.cards[c].link.numa_node))
         .field("link_rate_source", s.cards[c].link.source)
+        .field("calibration", s.cards[c].gpu.spec.calibration ? std::optional<std::string>(s.cards[c].gpu.spec.calibration->file) : std::nullopt)
         .field("experts_gb_s", s.cards[c].link.experts_bandwidth / 1e9)
         .field("first_layer", static_cast<std::int64_t>(plan.first_layer))
         .field("end_layer", static_cast<std::int64_t>(plan.end_layer))
@@ -302,6 +303,19 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   o << "vramsim run: " << s.source << " (seed " << s.seed << ")\n"
     << "  " << s.model.display_name << " on " << gpus << ", " << links << ", host " << s.host.name << ", engine "
     << s.engine.preset << "\n";
+  // What a card's calibration changed (the link rate shows above when it came from it).
+  for (const auto& c : s.cards) {
+    const auto& cal = c.gpu.spec.calibration;
+    if (!cal || (&c != &s.cards.front() && c.gpu.spec.calibration->file == s.cards.front().gpu.spec.calibration->file)) continue;
+    std::string used;
+    if (cal->zero_copy_efficiency) used = "zero-copy efficiency " + fixed(*cal->zero_copy_efficiency, 2);
+    if (c.link.source == cal->file) used += std::string(used.empty() ? "" : ", ") + "link rate and latency";
+    const std::string unused = cal->h2d_bandwidth && c.link.source != cal->file
+                                   ? std::string(" (its link rate unused: ") +
+                                         (c.link.source == "measured_h2d" ? "the scenario's measured_h2d wins)" : "above this link's nominal)")
+                                   : "";
+    o << "  calibration " << cal->file << ": " << (used.empty() ? "no figure this run uses" : used) << unused << "\n";
+  }
   if (s.cards.size() > 1) card_lines(o, s, r);
   if (r.host_plan) {
     const auto& h = *r.host_plan;

@@ -27,8 +27,9 @@ struct CardCalibration {
   std::optional<double> vram_read_bandwidth;  // vram.read_bandwidth
 };
 
-// Reads the figures above from a calibration file's tree (a machine-written file: keys the
-// simulation does not use are skipped; a figure that is present must be well-formed). Throws
+// Reads the figures above from a calibration file's tree (a machine-written file: the keys
+// vramsim-calibrate writes that the simulation does not use are skipped, any other key in the
+// mappings it reads is refused; a figure that is present must be well-formed). Throws
 // ConfigError naming the file, line and key.
 CardCalibration decode_calibration(const config::Node& root, const std::string& file);
 
