@@ -200,7 +200,11 @@ void MapReader::finish(std::initializer_list<std::string_view> also_accepted) co
     std::string accepted;
     for (const auto& k : known) accepted += (accepted.empty() ? "" : ", ") + k;
     message += "; accepted keys here: " + accepted;
-    (void)value;
+    // `--set a.b.c=...` over a scalar `b: 1024` turns it into {preset: 1024} (config_tree.cc),
+    // which only a catalogue reference accepts: say so rather than leave "preset" unexplained.
+    if (key == "preset" && value.is_scalar())
+      message += " (\"" + value.text() + "\" written here is a value, not a catalogue name a --set can refine: replace it "
+                 "whole, e.g. --set " + path_ + "= first, then set its keys)";
     throw ConfigError(node_.key_origin(key), key_path(key), message);
   }
 }

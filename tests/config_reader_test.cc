@@ -82,3 +82,23 @@ TEST_CASE("nearest names rank close spellings first", "[config]") {
   CHECK(near.front() == "rtx-4090");
   CHECK(nearest_names("zzzzzzzz", {"rtx-4090"}).empty());
 }
+
+// `--set a.b.c=...` over a scalar `b: 1024` wraps it as {preset: 1024}; a mapping that takes no
+// catalogue reference says why, and how to replace the value instead.
+TEST_CASE("a --set into a plain value explains the preset key it produced", "[config]") {
+  auto root = parse_yaml("w:\n  n: 1024\n", "s.yaml");
+  REQUIRE(root);
+  REQUIRE(apply_override(*root, "w.n.dist=uniform"));
+  try {
+    MapReader r(*root, "");
+    MapReader w = r.map("w");
+    MapReader n = w.map("n");
+    n.string("dist");
+    n.finish();
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("s.yaml:2:6: error: w.n.preset: unknown key") &&
+                             Catch::Contains("\"1024\" written here is a value, not a catalogue name a --set can refine: replace it "
+                                             "whole, e.g. --set w.n= first, then set its keys"));
+  }
+}
