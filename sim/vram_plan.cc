@@ -98,7 +98,7 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     const bool holds = end > first;
     return (per_layer + kv_per_layer) * (end - first) +
            expert_bytes_per_layer * m.moe_layers_in(std::max(first, s.engine.cpu_moe_layers), end) +
-           (holds && first == 0 ? head : 0.0) + (holds && end == m.layers && !head_on_cpu(s) ? head : 0.0);
+           (holds && first == 0 && !engine_rule ? head : 0.0) + (holds && end == m.layers && !head_on_cpu(s) ? head : 0.0);
   };
   auto need = [&](double bytes, double share) {
     return engine_rule ? s.engine.physics.runtime_vram + bytes
@@ -298,7 +298,9 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     first = p.end_layer;
     // An expert split keeps everything but the routed experts on the first card.
     const bool holds_rest = !expert || c == 0;
-    const bool holds_embedding = holds_rest && p.first_layer == 0 && p.layers() > 0;
+    // llama.cpp keeps the embedding table in RAM (its input layer is the CPU's, whatever -ngl):
+    // only the memory-budget model's accounting puts it on the first card.
+    const bool holds_embedding = holds_rest && p.first_layer == 0 && p.layers() > 0 && !judged_by_engine_accounting(s);
     // With CPU layers (or -ngl equal to the layer count) the LM head runs on the CPU after the
     // last GPU layer (plan_host).
     const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0 && !head_on_cpu(s);

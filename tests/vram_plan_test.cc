@@ -151,3 +151,14 @@ TEST_CASE("engine.vram_rule: engine lifts the budget model's margins off an all-
                           "--set engine.vram_rule=engine",
                           "applies to an engine whose weights stay with their layers");
 }
+
+// llama.cpp keeps the embedding table in RAM whatever -ngl says: judged by the engine's own
+// accounting, the first card does not hold it; the memory-budget model (the reference formula)
+// counts every weight on the cards.
+TEST_CASE("the engine's accounting leaves the embedding table off the first card", "[vram][llama.cpp]") {
+  const std::string llama = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=1 --json --set engine.vram_rule=";
+  const double budget = test::json_number(test::run_ok(llama + "budget"), "weights_gib", "cards");
+  const double engine = test::json_number(test::run_ok(llama + "engine"), "weights_gib", "cards");
+  const double table_gib = 128256.0 * 4096 * 4.85 / 8 / (1024.0 * 1024 * 1024);  // vocab x hidden at Q4_K_M's 4.85 bits
+  CHECK(budget - engine == Approx(table_gib).epsilon(0.001));
+}
