@@ -100,7 +100,18 @@ class TreeBuilder {
  public:
   explicit TreeBuilder(std::string source) : source_(std::move(source)) {}
 
-  Node build(const YAML::Node& y) {
+  // Bounds on what aliases can expand to: an alias inside its own anchor (`a: &x [*x]`) is a
+  // cycle, and nested aliases multiply ("billion laughs"). No configuration comes near either.
+  static constexpr int kMaxDepth = 64;
+  static constexpr std::size_t kMaxValues = 1'000'000;
+
+  Node build(const YAML::Node& y, int depth = 0) {
+    if (depth > kMaxDepth)
+      throw Failure{to_string(origin(y.Mark())) + ": error: nested more than " + std::to_string(kMaxDepth) +
+                    " levels deep (an alias inside its own anchor?)"};
+    if (++values_ > kMaxValues)
+      throw Failure{to_string(origin(y.Mark())) + ": error: more than " + std::to_string(kMaxValues) +
+                    " values once its aliases are expanded"};
     Node n;
     n.origin_ = origin(y.Mark());
     switch (y.Type()) {
@@ -114,7 +125,7 @@ class TreeBuilder {
         break;
       case YAML::NodeType::Sequence:
         n.kind_ = Node::Kind::Sequence;
-        for (const auto& item : y) n.items_.push_back(build(item));
+        for (const auto& item : y) n.items_.push_back(build(item, depth + 1));
         break;
       case YAML::NodeType::Map:
         n.kind_ = Node::Kind::Map;
@@ -125,7 +136,7 @@ class TreeBuilder {
           if (n.find(key))
             throw Failure{to_string(origin(kv.first.Mark())) + ": error: duplicate key \"" + key + "\""};
           n.key_origins_.emplace_back(key, origin(kv.first.Mark()));
-          n.entries_.emplace_back(std::move(key), build(kv.second));
+          n.entries_.emplace_back(std::move(key), build(kv.second, depth + 1));
         }
         break;
     }
@@ -142,6 +153,7 @@ class TreeBuilder {
     return Origin{source_, m.line + 1, m.column + 1};
   }
   std::string source_;
+  std::size_t values_ = 0;
 };
 
 Result<Node> parse_yaml(std::string_view text, const std::string& source) {

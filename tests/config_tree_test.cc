@@ -57,3 +57,24 @@ TEST_CASE("deep merge keeps untouched keys and replaces scalars", "[config]") {
   CHECK(base->find("memory")->find("bandwidth")->text() == "1792GB/s");
   CHECK(base->find("class")->text() == "consumer");
 }
+
+// Aliases cannot make the loader recurse forever or expand without bound: an alias inside its
+// own anchor and a "billion laughs" file are errors at a position, not a crash.
+TEST_CASE("a recursive alias or an exponential expansion is an error, not a crash", "[config][errors]") {
+  auto cycle = parse_yaml("a: &x [*x]\n", "s.yaml");
+  REQUIRE_FALSE(cycle);
+  CHECK_THAT(cycle.error().message, Catch::StartsWith("s.yaml:1:") && Catch::Contains("(an alias inside its own anchor?)"));
+  std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 8; ++i) {
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) laughs += (j ? ", *a" : "*a") + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  auto expanded = parse_yaml(laughs, "lol.yaml");
+  REQUIRE_FALSE(expanded);
+  CHECK_THAT(expanded.error().message, Catch::Contains("values once its aliases are expanded"));
+  // An ordinary alias still works.
+  auto shared = parse_yaml("base: &b {x: 1}\nother: *b\n", "ok.yaml");
+  REQUIRE(shared);
+  CHECK(shared->find("other")->find("x")->text() == "1");
+}
