@@ -165,6 +165,13 @@ json::Value record_for(const Point& p, const PointOutcome& outcome) {
   if (!summary || !summary->is_object())
     return failed_record(p, outcome.exit_code,
                          "unreadable output of vramsim run: " + (summary ? std::string("not an object") : summary.error().message));
+  // A run whose every request was rejected has no speed to report: a failed point, with the
+  // run's own reason, rather than a row of cache figures beside empty speeds.
+  if (const json::Value* completed = summary->at_path("requests.completed"); completed && completed->number() == 0) {
+    std::string why = tail_of(outcome.err);
+    if (why.empty()) why = "no request completed";
+    return failed_record(p, outcome.exit_code, why);
+  }
   return ok_record(p, *summary);
 }
 

@@ -594,6 +594,18 @@ TEST_CASE("sweep: a failing point is recorded with its error and the sweep goes 
   CHECK_THAT(read(fs::path(dir) / "results.csv"), Catch::Contains("\n1,failed,fifo,"));
 }
 
+// A run that completes no request has no speed to report: the point fails with the run's reason
+// instead of a row of cache figures beside empty speeds.
+TEST_CASE("sweep: a point whose every request is rejected is a failed point with the reason", "[sweep][errors]") {
+  const std::string dir = fresh_dir("all-rejected");
+  auto r = run_vramsim("sweep " + vramsim::test::data_path("sweeps/all-rejected.yaml") + " -o " + dir + " --json");
+  CHECK(r.status == 1);
+  CHECK(vramsim::test::json_number(r.out, "completed") == 1);
+  CHECK(vramsim::test::json_number(r.out, "failed") == 1);
+  const std::string md = read(fs::path(dir) / "report.md");
+  CHECK_THAT(md, Catch::Contains("| 16 | failed |") && Catch::Contains("no request completed: all 4 were rejected"));
+}
+
 TEST_CASE("sweep: the report opens offline in headless Chromium with its charts visible and no console error", "[sweep][report]") {
   // CI installs Debian's chromium (scripts/install-deps.sh): a missing browser fails this test.
   REQUIRE(proc::on_path("chromium"));
