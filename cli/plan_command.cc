@@ -208,6 +208,7 @@ std::string note(const Skipped& s) {
 }  // namespace
 
 int plan_command(const std::vector<std::string>& argv) {
+  proc::forward_termination_signals();  // a kill stops the simulations it started too
   OptionSpec spec;
   spec.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--quant", "--context", "--goal", "--top",
                      "-j",      "--jobs", "--configs", "--engine", "--clients"};

@@ -205,6 +205,7 @@ class StudyKeyCheck {
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& argv) {
+  proc::forward_termination_signals();  // a kill stops the simulations it started too
   OptionSpec spec;
   spec.with_value = {"-o", "--output", "-j", "--jobs", "--configs", "--rank-timeout"};
   spec.flags = {"--json", "--help"};

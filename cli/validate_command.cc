@@ -64,6 +64,7 @@ std::string fmt(double v) {
 }  // namespace
 
 int validate_command(const std::vector<std::string>& argv) {
+  proc::forward_termination_signals();  // a kill stops the simulations it started too
   OptionSpec spec;
   spec.with_value = {"--configs", "-j", "--jobs"};
   spec.flags = {"--json", "--help"};

@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +20,32 @@ extern char** environ;
 
 namespace vramsim::proc {
 namespace {
+
+// The children alive now, for the termination handler (lock-free: read in a signal handler).
+// A slot holds a pid or 0; more children at once than slots go unforwarded, not unrun.
+std::array<std::atomic<pid_t>, 4096> g_children{};
+
+void register_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void unregister_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+// Async-signal-safe: kill(), signal() and raise() only.
+extern "C" void forward_and_die(int sig) {
+  for (auto& slot : g_children)
+    if (const pid_t pid = slot.load(std::memory_order_relaxed); pid > 0) ::kill(pid, sig);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
 
 // Pipes are created close-on-exec so that a child started by another thread at the same time
 // does not inherit (and hold open) this child's pipe ends.
@@ -77,6 +106,7 @@ ProcessResult run(const std::vector<std::string>& argv) {
   const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot run \"" + argv[0] + "\": " + std::strerror(rc));
+  register_child(pid);
   out.close_end(1);
   err.close_end(1);
 
@@ -106,9 +136,14 @@ ProcessResult run(const std::vector<std::string>& argv) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  unregister_child(pid);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
   return result;
+}
+
+void forward_termination_signals() {
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, forward_and_die);
 }
 
 }  // namespace vramsim::proc

@@ -21,6 +21,11 @@ struct ProcessResult {
 // caller sees, not an exit status). Thread-safe: many threads may run children at once.
 ProcessResult run(const std::vector<std::string>& argv);
 
+// Installs handlers so that SIGTERM, SIGINT or SIGHUP sent to this process reach the children
+// that run() has running, then end it as the signal would (a `kill` or a batch scheduler's
+// time limit stops a sweep's simulations with it, rather than leaving them running orphaned).
+void forward_termination_signals();
+
 // The path of the running executable (/proc/self/exe), to start another copy of it.
 std::string self_executable();
 

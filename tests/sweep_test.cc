@@ -504,6 +504,56 @@ TEST_CASE("sweep: resuming after kill -9 loses and duplicates nothing", "[sweep]
   CHECK(records(dir).size() == 8);
 }
 
+namespace {
+// The processes whose parent is `parent`, from /proc/*/stat ("pid (comm) state ppid ...").
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read(entry.path() / "stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// Running (not gone, not a zombie left for a reaper).
+bool alive(pid_t pid) {
+  const std::string stat = read("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+}  // namespace
+
+// A kill (or a batch scheduler's time limit) sends SIGTERM to the sweep alone: the sweep passes
+// it on to the simulations it started, which would otherwise run on, orphaned.
+TEST_CASE("sweep: SIGTERM to a sweep stops its running simulations too", "[sweep][signals]") {
+  const std::string dir = fresh_dir("sigterm");
+  const pid_t pid = spawn_quiet({VRAMSIM_BINARY, "sweep", vramsim::test::data_path("sweeps/slow.yaml"), "-o", dir, "-j", "2"});
+  std::vector<pid_t> children;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (children.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    children = children_of(pid);
+  }
+  REQUIRE(children.size() == 2);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto any_alive = [&] { return std::any_of(children.begin(), children.end(), alive); };
+  while (any_alive() && std::chrono::steady_clock::now() < gone_by) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_FALSE(any_alive());
+}
+
 TEST_CASE("sweep: mpirun -np 2 gives the local results", "[sweep][mpi]") {
   REQUIRE(proc::on_path("mpirun"));  // CI installs openmpi-bin (scripts/install-deps.sh)
   const std::string local = fresh_dir("mpi_local"), mpi = fresh_dir("mpi");
