@@ -255,6 +255,8 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   }
   j.key("step_time_breakdown");
   write_breakdown(j, r.decode);
+  j.field("decode_step_contended_ms", r.contended_steps ? r.contended_step_s / static_cast<double>(r.contended_steps) * 1e3
+                                                         : std::numeric_limits<double>::quiet_NaN());
   j.field("decode_step_ms", r.decode_steps ? r.decode.total() / static_cast<double>(r.decode_steps) * 1e3
                                              : std::numeric_limits<double>::quiet_NaN());  // null: no decode step
   j.key("gpu").begin_object().field("cards", static_cast<std::int64_t>(p.cards)).field("util", p.util)
@@ -406,6 +408,10 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
       << fixed(100 * c.stall / t, 0) << "%, host experts " << fixed(100 * c.cpu_experts / t, 0) << "%, launch/sync "
       << fixed(100 * c.launch_sync / t, 0) << "%"
       << (c.cpu_layers > 0 ? ", CPU layers " + fixed(100 * c.cpu_layers / t, 0) + "%" : std::string()) << "\n";
+  if (r.contended_steps > 0 && r.contended_step_s / static_cast<double>(r.contended_steps) > 1.005 * t / static_cast<double>(r.decode_steps))
+    // the breakdown above is each slot's step alone
+    o << "  overlapped      those are a step's own costs, alone on the card; with the slots sharing it, a step took "
+      << fixed(r.contended_step_s / static_cast<double>(r.contended_steps) * 1e3, 2) << " ms from start to end\n";
   o << "  GPU             " << (p.cards > 1 ? "(" + std::to_string(p.cards) + " cards: mean util, summed power) " : std::string())
     << "util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1) << "%), mean power "
     << fixed(p.avg_power_w, 0) << " W"

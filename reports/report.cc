@@ -1,5 +1,6 @@
 #include "reports/report.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <cmath>
@@ -290,7 +291,14 @@ class Builder {
                                                          {"launch/sync", "step_time_breakdown.launch_sync"},
                                                          {"CPU layers", "step_time_breakdown.cpu_layers"}};
     for (const auto& [name, path] : parts) c.series.push_back({name, {}, {}, {}, {}});
+    // Overlapped slots: the breakdown is a step's own costs; the contended time is another column.
+    const bool overlapped = std::any_of(rows_.begin(), rows_.end(),
+                                        [](const Row& r) { return !std::isnan(r.metric("decode_step_contended_ms")); });
+    if (overlapped)
+      v.intro += " With overlapped slots these are a step's own costs, alone on the card; \"overlapped step ms\" is "
+                 "a step's time from start to end with the slots sharing the card and link.";
     v.table = table({"step ms", "compute ms", "transfer ms", "bubble ms", "host experts ms", "launch/sync ms", "CPU layers ms"});
+    if (overlapped) v.table.header.push_back("overlapped step ms");
     for (const auto& r : rows_) {
       const std::string label = study_.label(*r.point);
       c.categories.push_back(label.empty() ? study_.name : label);
@@ -304,6 +312,7 @@ class Builder {
         c.series[k].y.push_back(ms);
         cells.push_back(fmt(ms, 2));
       }
+      if (overlapped) cells.push_back(fmt(r.metric("decode_step_contended_ms"), 2));
       add_row(v.table, r, cells);
     }
     v.charts.push_back(std::move(c));

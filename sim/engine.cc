@@ -694,9 +694,11 @@ class Simulation {
                         out_.decode_steps < options_.trace_steps, credit);
       else if (staged())
         linked = run_split_step(step.stage_costs, tokens, out_.decode_steps < options_.trace_steps);
-      else if (contended)
+      else if (contended) {
         run_step_contended(step, kv_tokens);
-      else
+        out_.contended_step_s += s4u::Engine::get_clock() - t0;
+        ++out_.contended_steps;
+      } else
         t0 = run_whole_step(step.costs.total());
       out_.decode += step.costs;
       out_.decode.transfer += linked;

@@ -140,6 +140,11 @@ struct RunResult {
   double makespan_s = 0;
   std::int64_t generated_tokens = 0;
   std::int64_t decode_steps = 0;
+  // Overlapped slots (slot_scheduling: overlapped): the steps' simulated wall time, each from
+  // its start to its end with the other slots sharing the GPU and link (`decode` holds each
+  // step's own, uncontended costs); 0 otherwise.
+  double contended_step_s = 0;
+  std::int64_t contended_steps = 0;
   std::int64_t simgrid_activities = 0;
   double gpu_resident_s = 0;            // time with a kernel resident
   double gpu_busy_useful_s = 0;         // time streaming weights/KV (useful)

@@ -561,3 +561,17 @@ TEST_CASE("run: option and link hints name the right key", "[run][errors]") {
                                    "--set workload.requests=1"),
              Catch::Contains("pcie-gen3-x4 at 3.5 GB/s"));
 }
+
+// Overlapped slots share the GPU, host and link: the step breakdown is each step's own costs,
+// and the run also gives the contended step time from start to end.
+TEST_CASE("overlapped slots: the contended step time beside the step's own", "[run][slots]") {
+  using vramsim::test::json_number;
+  const std::string exclusive = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-exclusive.yaml";
+  const std::string slots = " --set workload.requests=16 --set engine.parallel=4 --set engine.slot_scheduling=overlapped";
+  const std::string four = vramsim::test::run_ok("run " + exclusive + slots + " --set workload.clients=4 --json");
+  CHECK(json_number(four, "decode_step_contended_ms") > 1.5 * json_number(four, "decode_step_ms"));
+  CHECK_THAT(vramsim::test::run_ok("run " + exclusive + slots + " --set workload.clients=4"),
+             Catch::Contains("  overlapped      those are a step's own costs, alone on the card; with the slots sharing it, a step took"));
+  const std::string serial = vramsim::test::run_ok("run " + exclusive + " --set workload.requests=4 --json");
+  CHECK_THAT(serial, Catch::Contains("\"decode_step_contended_ms\": null"));
+}
