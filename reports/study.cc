@@ -239,6 +239,14 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
   for (std::size_t i = 0; i < axes.items().size(); ++i) {
     const std::string path = "axes[" + std::to_string(i) + "]";
     s.dimensions.push_back(decode_dimension(axes.items()[i], path));
+    // Sections name axes by their names (x:): two of one name would leave one unreachable.
+    for (std::size_t j = 0; j + 1 < s.dimensions.size(); ++j)
+      if (s.dimensions[j].name == s.dimensions.back().name) {
+        const Node* named = axes.items()[i].is_map() ? axes.items()[i].find("name") : nullptr;
+        fail(named ? *named : axes.items()[i], path + (named ? ".name" : ""),
+             "axis name \"" + s.dimensions.back().name + "\" is axes[" + std::to_string(j) +
+                 "]'s too: sections pick an axis by its name (give each its own `name:`)");
+      }
     // Each step is a distinct point: the same values twice would be one point recorded twice.
     std::set<std::string> steps;
     const auto& dim = s.dimensions.back();
