@@ -426,6 +426,13 @@ ReportOutcome write_report(const fs::path& dir) {
   const auto records = store.load();
   Builder builder(study, records);
   ReportOutcome outcome;
+  if (const auto& bad = store.unreadable_lines(); !bad.empty()) {
+    std::string lines;
+    for (std::size_t i = 0; i < bad.size() && i < 10; ++i) lines += (i ? ", " : "") + std::to_string(bad[i]);
+    outcome.warnings.push_back((dir / "results.jsonl").string() + ": " + std::to_string(bad.size()) + " line" +
+                               (bad.size() > 1 ? "s are" : " is") + " not a record (line " + lines + (bad.size() > 10 ? ", ..." : "") +
+                               "): those points count as not run, and a rerun of the sweep runs them again");
+  }
 
   std::size_t ok = 0, failed = 0;
   for (const auto& r : builder.rows()) (r.ok() ? ok : failed) += r.record ? 1 : 0;

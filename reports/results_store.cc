@@ -202,12 +202,17 @@ std::map<std::string, PointRecord> ResultsStore::load_locked() {
   const std::string text = read_text(dir_ / "results.jsonl");
   std::map<std::string, PointRecord> out;
   std::istringstream lines(text);
+  unreadable_.clear();
+  std::size_t number = 0;
   for (std::string line; std::getline(lines, line);) {
+    ++number;
     auto v = json::parse(line);
-    if (!v || !v->is_object()) continue;
-    const json::Value* point = v->find("point");
-    const json::Value* status = v->find("status");
-    if (!point || !status) continue;
+    const json::Value* point = v && v->is_object() ? v->find("point") : nullptr;
+    const json::Value* status = v && v->is_object() ? v->find("status") : nullptr;
+    if (!point || !status) {
+      unreadable_.push_back(number);
+      continue;
+    }
     PointRecord rec{*v, json::to_line(*point), status->text() == "ok"};
     out.emplace(rec.key, std::move(rec));
   }

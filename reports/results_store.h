@@ -66,9 +66,14 @@ class ResultsStore {
   // Rewrites results.csv from results.jsonl, in point order (atomically).
   void rewrite_csv(const Study& study);
 
+  // The line numbers (1-based) of results.jsonl that the last load() could not read as records
+  // (a torn last line aside, which is cut): their points count as not run.
+  const std::vector<std::size_t>& unreadable_lines() const { return unreadable_; }
+
  private:
   std::map<std::string, PointRecord> load_locked();
   std::filesystem::path dir_;
+  std::vector<std::size_t> unreadable_;
 };
 
 // Reads DIR/study.json. Throws std::runtime_error when it is missing or malformed.

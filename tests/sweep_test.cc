@@ -694,6 +694,16 @@ TEST_CASE("sweep: vramsim report rewrites a results directory's report", "[sweep
   CHECK(r.status == 0);
   CHECK(fs::exists(fs::path(dir) / "report.md"));
   CHECK(fs::exists(fs::path(dir) / "charts" / "chart-1.svg"));
+  // A record damaged in the middle of results.jsonl (not a torn last line) is named, not
+  // silently counted as a point not run.
+  const fs::path results = fs::path(dir) / "results.jsonl";
+  std::string text = read(results);
+  text.insert(0, "x");
+  std::ofstream(results, std::ios::trunc) << text;
+  auto damaged = run_vramsim("report " + dir);
+  CHECK(damaged.status == 0);
+  CHECK_THAT(damaged.err, Catch::Contains("results.jsonl: 1 line is not a record (line 1): those points count as not run"));
+  CHECK_THAT(read(fs::path(dir) / "report.md"), Catch::Contains("1 not run yet"));
   auto bad = run_vramsim("report " + fresh_dir("nothing"));
   CHECK(bad.status == 2);
   CHECK_THAT(bad.err, Catch::Contains("not a sweep's results directory"));
