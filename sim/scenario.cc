@@ -281,7 +281,12 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   p.moe_layer_sync = time("moe_layer_sync");
   p.miss_sync = time("miss_sync");
   p.miss_sync_idle = time("miss_sync_idle");
-  if (p.miss_sync_idle > p.miss_sync) e.fail_at("miss_sync_idle", "cannot exceed miss_sync");
+  if (p.miss_sync_idle > p.miss_sync) {
+    // Either may be the one changed (a --set of one against the preset's other): name both.
+    const Node* sync = e.node().find("miss_sync");
+    e.fail_at("miss_sync_idle", "cannot exceed miss_sync (" + (sync ? sync->text() : std::string("?")) + ", at " +
+                                    (sync ? config::to_string(sync->origin()) : std::string("?")) + "): lower it with the other");
+  }
   p.cpu_expert_share = share("cpu_expert_share", Lower::Positive);
   // The split of misses between host and PCIe reads exists only where misses may be read over PCIe.
   const bool split = slots && pcie_reads;

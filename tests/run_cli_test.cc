@@ -272,6 +272,8 @@ TEST_CASE("physically impossible quantities and a capacity without its driver to
       {"model.params.total=1e308", "model.params.total: more than 1e15 parameters"},
       {"model.params.active=1e9", "a token's top-10 routed experts alone (2122787520 parameters) exceed params.active"},
       {"model.native_format=Q9_Z", "model.native_format: unknown weights format \"Q9_Z\""},
+      // A bound between two keys names the other one and where it was set.
+      {"engine.miss_sync=0us", "engine.miss_sync_idle: cannot exceed miss_sync (0us, at --set engine.miss_sync=0us)"},
   };
   for (const auto& [assignment, message] : cases) vramsim::test::check_refused(shared, assignment, message);
   auto cleared = run_vramsim("run " + shared + " --set hardware.gpu.memory.capacity=48GiB --set hardware.gpu.memory.driver_total= "
