@@ -75,6 +75,17 @@ void draw_progress(const reports::SweepProgress& p) {
   std::fflush(stderr);
 }
 
+// Without a terminal (a CI log, nohup): a plain line when a point finishes, at most every 10 s,
+// and at the end.
+void log_progress(const reports::SweepProgress& p) {
+  static double last = -1e9;
+  if (p.done != p.todo && p.elapsed_s - last < 10.0) return;
+  last = p.elapsed_s;
+  std::fprintf(stderr, "vramsim sweep: %zu/%zu points%s, %s elapsed\n", p.done, p.todo,
+               p.failed ? (", " + std::to_string(p.failed) + " failed").c_str() : "", clock(p.elapsed_s).c_str());
+  std::fflush(stderr);
+}
+
 // Workers per process: the cores this process may use, shared by the ranks on this machine.
 int default_jobs() {
   int local_ranks = 1;
@@ -242,7 +253,7 @@ int sweep_command(const std::vector<std::string>& argv) {
   reports::SweepOptions options;
   options.jobs = jobs;
   options.rank = rank;
-  if (::isatty(STDERR_FILENO) && rank.size == 1) options.on_progress = draw_progress;
+  if (rank.size == 1) options.on_progress = ::isatty(STDERR_FILENO) ? draw_progress : log_progress;
   const std::string configs = catalogue.root().string();
   reports::SweepTally tally = reports::run_sweep(study, *store, options, [&](const reports::Study& s, const reports::Point& p) {
     return run_point(s, p, configs);
@@ -255,7 +266,7 @@ int sweep_command(const std::vector<std::string>& argv) {
     wait.stale_after_s = stale_after_s;
     wait.at_start = beats_at_start;
     const bool bar = ::isatty(STDERR_FILENO);
-    if (bar) wait.on_progress = draw_progress;
+    wait.on_progress = bar ? draw_progress : log_progress;
     wait.on_lost = [bar](const std::string& m) {
       std::cerr << (bar ? "\n" : "") << "vramsim sweep: warning: " << m << "\n";
     };
