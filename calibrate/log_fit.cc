@@ -162,19 +162,29 @@ void read_strata_cache(Scanner& sc, LogRecord& r) {
   r.pcie_overflow = r.routed > 0 ? static_cast<double>(r.pcie_reads) / static_cast<double>(r.routed) : 0.0;
 }
 
-// llama.cpp: "= 41.08 ms / 13 tokens (...)"; returns {ms as seconds, tokens}.
-std::pair<double, std::int64_t> read_llama_timing(Scanner& sc) {
-  const double s = sc.number() * 1e-3;
+// llama.cpp: "= 41.08 ms / 13 tokens (...)" or "/ 13 runs".
+struct LlamaTiming {
+  double seconds = 0;
+  std::int64_t count = 0;
+  bool tokens = false;  // "tokens" (llama-server), not "runs" (llama_print_timings)
+};
+
+LlamaTiming read_llama_timing(Scanner& sc) {
+  LlamaTiming t;
+  t.seconds = sc.number() * 1e-3;
   sc.lit("ms /");
-  const std::int64_t n = sc.integer();
-  if (!sc.try_lit("tokens") && !sc.try_lit("runs")) sc.fail("expected \"tokens\" or \"runs\"");
-  return {s, n};
+  t.count = sc.integer();
+  t.tokens = sc.try_lit("tokens");
+  if (!t.tokens && !sc.try_lit("runs")) sc.fail("expected \"tokens\" or \"runs\"");
+  return t;
 }
 
 void finish_record(LogRecord& r, const LogOptions& o) {
-  // strata counts every generated token, the first one included, which the prefill gave:
-  // G tokens come from G - 1 after it. llama.cpp's eval line counts the decode runs themselves.
-  const std::int64_t decoded = r.format == "strata" ? std::max<std::int64_t>(0, r.gen_tokens - 1) : r.gen_tokens;
+  // strata and llama-server count every generated token, the first one included, which the
+  // prefill gave: G tokens come from G - 1 steps after it (llama-server starts its eval clock
+  // at the first token). llama_print_timings' eval line counts the decode runs themselves.
+  const bool first_counted = r.format == "strata" || r.eval_counts_first_token;
+  const std::int64_t decoded = first_counted ? std::max<std::int64_t>(0, r.gen_tokens - 1) : r.gen_tokens;
   if (r.format == "strata" && r.drafted && o.draft_tokens && *o.draft_tokens > 0)
     r.steps = static_cast<double>(*r.drafted) / *o.draft_tokens;
   else if (r.format == "strata" && r.accepted)
@@ -226,7 +236,10 @@ ParsedLog parse_log(std::istream& in, const std::string& file, const LogOptions&
         read_strata_cache(sc, r);
       } else {
         Scanner sc(line, c.at, file, n, "llama.cpp eval time");
-        std::tie(r.decode_s, r.gen_tokens) = read_llama_timing(sc);
+        const LlamaTiming eval = read_llama_timing(sc);
+        r.decode_s = eval.seconds;
+        r.gen_tokens = eval.count;
+        r.eval_counts_first_token = eval.tokens;
       }
       finish_record(r, options);
       out.records.push_back(std::move(r));
@@ -244,7 +257,9 @@ ParsedLog parse_log(std::istream& in, const std::string& file, const LogOptions&
         LogRecord r;
         r.line = n;
         r.format = "llama.cpp";
-        std::tie(r.prompt_s, r.prompt_tokens) = read_llama_timing(sc);
+        const LlamaTiming prompt = read_llama_timing(sc);
+        r.prompt_s = prompt.seconds;
+        r.prompt_tokens = prompt.count;
         pending = Pending{c.kind, n, std::move(r)};
         break;
       }

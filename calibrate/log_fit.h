@@ -35,6 +35,9 @@ struct LogRecord {
   double prompt_s = 0;              // prompt read (prefill) time
   std::int64_t gen_tokens = 0;
   double decode_s = 0;              // time to generate gen_tokens
+  // llama-server's eval line counts "N tokens", the first one (from the prompt's pass) included,
+  // and times the N - 1 decode steps after it; llama_print_timings' "N runs" are the steps.
+  bool eval_counts_first_token = false;
   double decode_tok_s = 0;          // gen_tokens / decode_s
   std::optional<std::int64_t> accepted, drafted;  // MTP drafts, when the line gives them
   double steps = 0;                 // decode steps (see LogOptions)

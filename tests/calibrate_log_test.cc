@@ -83,7 +83,7 @@ TEST_CASE("calibrate log: Windows line ends", "[calibrate][log]") {
 
 TEST_CASE("calibrate log: llama.cpp server timings", "[calibrate][log]") {
   const auto log = parse_file("llama-server.log");
-  REQUIRE(log.records.size() == 2);
+  REQUIRE(log.records.size() >= 2);
   CHECK(log.records[0].format == "llama.cpp");
   CHECK(log.records[0].line == 8);
   CHECK(log.records[0].prompt_tokens == 13);
@@ -91,11 +91,17 @@ TEST_CASE("calibrate log: llama.cpp server timings", "[calibrate][log]") {
   CHECK(log.records[0].gen_tokens == 38);
   CHECK(log.records[0].decode_tok_s == Approx(38 / 0.36096));
   CHECK_FALSE(log.records[0].has_cache);
+  // llama-server counts the first token (the prompt pass's) in its N tokens and times the N - 1
+  // decode steps after it.
+  CHECK(log.records[0].steps == 37);
+  CHECK(log.records[0].step_s == Approx(0.36096 / 37));
   CHECK(log.records[1].gen_tokens == 200);
-  // The old llama_print_timings prompt and eval lines are split by a sample-time line.
-  REQUIRE(log.unpaired.size() == 2);
-  CHECK(log.unpaired[0].line == 17);
-  CHECK(log.unpaired[1].line == 19);
+  // The old llama_print_timings block pairs its prompt eval and eval lines; "N runs" are the steps.
+  REQUIRE(log.records.size() == 3);
+  CHECK(log.records[2].prompt_tokens == 50);
+  CHECK(log.records[2].steps == 99);
+  CHECK(log.records[2].step_s == Approx(1.5 / 99));
+  CHECK(log.unpaired.empty());
 }
 
 TEST_CASE("calibrate log: a malformed number is an error at its line and column", "[calibrate][log]") {
