@@ -147,7 +147,12 @@ void print_fit(std::ostream& o, const calibrate::StepFit& f, const char* name, c
   o << "  fit: t_step = t_fast + " << name << " x " << per << " per step  (" << s.n << " requests, " << s.dof
     << " degrees of freedom)\n";
   if (!s.ok) {
-    o << "    not fitted: fewer than 3 requests with cache figures, or the regressor never varies\n";
+    // Say which: too few requests, or one value of the regressor for all of them.
+    if (s.n < 3)
+      o << "    not fitted: " << s.n << " request" << (s.n == 1 ? "" : "s") << " with cache figures in the fit (3 needed)\n";
+    else
+      o << "    not fitted: every request in the fit has " << fixed(f.x_min, 2) << " " << per
+        << " per step, so the line has no slope to fit\n";
     return;
   }
   o << "    t_fast       " << with_error(s.coef[0], s.stderr_[0]) << "  (the step time with no " << per << ")\n"

@@ -1,8 +1,10 @@
 // `vramsim calibrate --from-log`: strict pairing of an engine's request lines on recorded logs
 // (tests/data/logs/README.md), the least-squares fit and its uncertainty, and the command's output.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -290,4 +292,21 @@ TEST_CASE("least squares: exact on a line, no fit when a figure overflows or a r
 
 TEST_CASE("calibrate --from-log names a directory as one", "[calibrate][cli][errors]") {
   test::check_usage_error("calibrate --from-log " + data_path("logs"), "is a directory; give the log file");
+}
+
+// A fit that cannot be made says why: too few requests, or a regressor that never varies.
+TEST_CASE("calibrate --from-log says why a fit was not made", "[calibrate][cli]") {
+  const auto path = std::filesystem::temp_directory_path() / ("vramsim_no_pcie_" + std::to_string(::getpid()) + ".log");
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 4; ++i)
+      out << "strata serve: prompt 26 tokens = 0 reused + 26 read in 43 ms, 192 generated in " << 1300 + 20 * i
+          << " ms (140.5 tok/s), drafts accepted 100/212\n"
+          << "strata serve: decode expert cache hit rate: 99.0% (" << 27000 - 50 * i
+          << " hits / 27131 lookups); 0 more read by the GPU over PCIe or from another GPU (0.00% of all 17850 routed)\n";
+  }
+  const auto r = run_vramsim("calibrate --from-log " + path.string() + " --draft-tokens 4");
+  std::filesystem::remove(path);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("not fitted: every request in the fit has 0.00 PCIe reads per step, so the line has no slope to fit"));
 }
