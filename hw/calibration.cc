@@ -33,8 +33,13 @@ std::optional<double> figure(const Node& root, std::initializer_list<const char*
     const double x = std::strtod(n->text().c_str(), &end);
     if (end && *end == '\0' && !n->text().empty()) v = x;
   }
-  if (!v || !(*v > 0)) config::fail(*n, dotted, "expected a positive measured figure in " + file + ", got \"" +
-                                                    (n->is_scalar() ? n->text() : std::string("a mapping")) + "\"");
+  if (!v || !(*v > 0))
+    config::fail(*n, dotted, "expected a positive measured figure" +
+                                 std::string(!dim                                ? ""
+                                             : *dim == units::Dimension::Bandwidth ? " with its unit (e.g. 12.8GB/s)"
+                                             : *dim == units::Dimension::Time      ? " with its unit (e.g. 3.1us)"
+                                                                                   : " with its unit") +
+                                 " in " + file + ", got \"" + (n->is_scalar() ? n->text() : std::string("a mapping")) + "\"");
   return v;
 }
 

@@ -53,7 +53,7 @@ TEST_CASE("a malformed calibration names its file and key", "[calibration][error
   auto r = run_vramsim("run " + kShared + " --set hardware.gpu.calibration=" + data_path("calibration/bad-card.yaml"));
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("bad-card.yaml:3:"));
-  CHECK_THAT(r.err, Catch::Contains("pcie.h2d.bandwidth: expected a positive measured figure"));
+  CHECK_THAT(r.err, Catch::Contains("pcie.h2d.bandwidth: expected a positive measured figure with its unit (e.g. 12.8GB/s)"));
   auto missing = run_vramsim("run " + kShared + " --set hardware.gpu.calibration=/nonexistent/card.yaml");
   CHECK(missing.status == 2);
   CHECK_THAT(missing.err, Catch::Contains("cannot read the calibration /nonexistent/card.yaml"));
