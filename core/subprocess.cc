@@ -39,12 +39,23 @@ void unregister_child(pid_t pid) {
   }
 }
 
-// Async-signal-safe: kill(), signal() and raise() only.
-extern "C" void forward_and_die(int sig) {
+// A child between posix_spawn and register_child is not in the table yet: while one is, the
+// handler leaves the ending to the spawning thread, which passes the signal on once its child
+// is registered (`g_terminating`).
+std::atomic<int> g_spawning{0};
+std::atomic<int> g_terminating{0};
+
+void die_of(int sig) {
   for (auto& slot : g_children)
     if (const pid_t pid = slot.load(std::memory_order_relaxed); pid > 0) ::kill(pid, sig);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
+}
+
+// Async-signal-safe: atomics, kill(), signal() and raise() only.
+extern "C" void forward_and_die(int sig) {
+  g_terminating.store(sig);
+  if (g_spawning.load() == 0) die_of(sig);
 }
 
 // Pipes are created close-on-exec so that a child started by another thread at the same time
@@ -103,10 +114,13 @@ ProcessResult run(const std::vector<std::string>& argv) {
   args.push_back(nullptr);
   const auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
+  g_spawning.fetch_add(1);
   const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  if (rc == 0) register_child(pid);
+  if (g_spawning.fetch_sub(1) == 1)
+    if (const int sig = g_terminating.load()) die_of(sig);  // a termination arrived meanwhile
   if (rc != 0) throw std::runtime_error("cannot run \"" + argv[0] + "\": " + std::strerror(rc));
-  register_child(pid);
   out.close_end(1);
   err.close_end(1);
 
@@ -133,10 +147,15 @@ ProcessResult run(const std::vector<std::string>& argv) {
       }
     }
   }
+  // Wait for the exit without reaping (the pid stays this child's), unregister, then reap: the
+  // termination handler never signals a pid the system may have given to another process.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  unregister_child(pid);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  unregister_child(pid);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
   return result;

@@ -51,7 +51,7 @@ std::string gnuplot_script(const Chart& c) {
   s += "set yrange [0:*]\n";
   s += "set border 3\nset tics nomirror\n";
   // One datablock per series (Lines) or one table (bars).
-  if (c.kind == Chart::Kind::Lines) {
+  if (c.kind == Chart::Kind::Lines || c.kind == Chart::Kind::Points) {
     const bool categorical = !c.categories.empty();
     if (categorical) s += "set xrange [-0.5:" + num(static_cast<double>(c.categories.size()) - 0.5) + "]\n";
     else s += "set offsets graph 0.02, graph 0.02, 0, 0\n";
@@ -85,7 +85,9 @@ std::string gnuplot_script(const Chart& c) {
       const std::string lt = "lt " + std::to_string(k + 1);
       if (k) plot += ", ";
       if (band) plot += block + " using 1:2:3:4 with yerrorbars " + lt + " notitle, ";
-      plot += block + " using 1:2 with linespoints " + lt + " lw 2 pt 7 ps 0.8 title " + quoted(ser.name);
+      plot += block + (c.kind == Chart::Kind::Points ? " using 1:2 with points " + lt + " pt 7 ps 1.2 title "
+                                                     : " using 1:2 with linespoints " + lt + " lw 2 pt 7 ps 0.8 title ") +
+              quoted(ser.name);
     }
     s += plot + "\n";
   } else {

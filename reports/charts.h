@@ -13,6 +13,7 @@ namespace vramsim::reports {
 struct Chart {
   enum class Kind {
     Lines,        // one line per series over x (numeric x, or categories when `categories` is set)
+    Points,       // as Lines, unjoined: a scatter, where a line between points would claim a path
     Bars,         // clustered bars: one group per category, one bar per series
     StackedBars,  // one bar per category, the series stacked
   };

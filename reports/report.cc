@@ -204,6 +204,7 @@ class Builder {
     v.intro = "Each point is one configuration: the median share of expert reads that go over PCIe "
               "against the median decode speed.";
     Chart c;
+    c.kind = Chart::Kind::Points;  // configurations, not a path: a line would join unrelated points
     c.title = v.title;
     c.xlabel = "PCIe overflow (share of expert reads, p50)";
     c.ylabel = "decode tok/s (p50)";
@@ -214,7 +215,7 @@ class Builder {
       auto [it, fresh] = index.emplace(name, c.series.size());
       if (fresh) c.series.push_back({name, {}, {}, {}, {}});
       auto& s = c.series[it->second];
-      // Keep each series sorted by overflow so that its line reads left to right.
+      // Each series sorted by overflow, left to right.
       const double x = r.metric("pcie_overflow.p50");
       std::size_t at = 0;
       while (at < s.x.size() && s.x[at] <= x) ++at;
