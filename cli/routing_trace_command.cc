@@ -1,5 +1,7 @@
 // `vramsim routing-trace SCENARIO.yaml -o FILE [--tokens N]`: the scenario's expert routing,
 // token by token, as the simulation draws it (sim/routing_trace.h), for the real-card replay.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -46,23 +48,33 @@ int routing_trace_command(const std::vector<std::string>& argv) {
 
   const sim::Scenario scenario = load_scenario(args, "routing-trace");
 
-  // Written beside the output and renamed over it once complete: a refusal or a full disk
-  // leaves an existing trace at that path as it was.
-  const std::string partial = *output + ".partial";
-  std::ofstream out(partial);
+  // A regular file (or a new one) is written beside the output and renamed over it once
+  // complete, so that a refusal or a full disk leaves an existing trace as it was. Anything else
+  // (a symlink, /dev/stdout, a pipe) is written through, never replaced.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status what = fs::symlink_status(*output, ec);
+  const bool replace = !fs::exists(what) || fs::is_regular_file(what);
+  const std::string target = replace ? *output + ".partial-" + std::to_string(::getpid()) : *output;
+  // Checked before anything is opened: a refusal truncates nothing written through.
+  try {
+    (void)sim::scenario_popularity(scenario);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  std::ofstream out(target);
   if (!out) throw UsageError("cannot write " + *output);
   try {
     sim::write_routing_trace(out, scenario, tokens);
   } catch (const std::invalid_argument& e) {
     out.close();
-    std::filesystem::remove(partial);
+    if (replace) fs::remove(target, ec);
     throw UsageError(e.what());
   }
   out.close();
-  std::error_code ec;
-  if (out) std::filesystem::rename(partial, *output, ec);
+  if (out && replace) fs::rename(target, *output, ec);
   if (!out || ec) {
-    std::filesystem::remove(partial, ec);
+    if (replace) fs::remove(target, ec);
     throw UsageError("cannot write " + *output);
   }
   std::cerr << "vramsim routing-trace: wrote " << tokens << " tokens to " << *output << "\n";

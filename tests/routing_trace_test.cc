@@ -1,6 +1,8 @@
 // `vramsim routing-trace` and the real-card replay's plain C++ half: the trace format, read back
 // by calibrate/replay_plan.h, and the cache plan (hits, misses, staging, LRU) on it.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
 
 #include <filesystem>
 #include <fstream>
@@ -84,7 +86,17 @@ TEST_CASE("routing-trace: a model without routing is refused by name and an exis
   std::string line;
   std::getline(in, line);
   CHECK(line == "keep me");
-  CHECK_FALSE(std::filesystem::exists(path + ".partial"));
+  // A symlink (or /dev/stdout, a pipe) is written through, never replaced by a regular file.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("vramsim_rt_link_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "target.trace") << "";
+  fs::create_symlink("target.trace", dir / "link.trace");
+  REQUIRE(run_vramsim("routing-trace " + shared_scenario() + " --tokens 2 -o " + (dir / "link.trace").string()).status == 0);
+  CHECK(fs::is_symlink(dir / "link.trace"));
+  CHECK(fs::file_size(dir / "target.trace") > 0);
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 2);  // no partial file left
+  fs::remove_all(dir);
 }
 
 TEST_CASE("routing-trace: the replay's hit rate follows the cache size", "[routing-trace]") {
