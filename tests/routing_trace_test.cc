@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
-
 #include <filesystem>
 #include <fstream>
 #include <set>
