@@ -60,10 +60,7 @@ EngineFlags engine_flags(const sim::Scenario& s) {
     return {"vramsim", f.str()};
   }
   // llama.cpp
-  std::string placement = describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers).flags;
-  if (e.head_on_cpu)  // -ngl equal to the layer count: the LM head stays on the CPU
-    placement.replace(0, placement.find(' ', 5), "-ngl " + std::to_string(e.gpu_layers));
-  f << placement;
+  f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers, e.head_on_cpu).flags;
   if (s.cards.size() > 1 && e.split == sim::Split::Tensor) f << " --split-mode row";
   f << " -c " << e.context * e.parallel;
   if (e.parallel != 1) f << " -np " << e.parallel;
@@ -80,14 +77,16 @@ bool fits(const sim::Scenario& s) {
   }
 }
 
-Placement describe(int gpu_layers, int cpu_moe_layers, int layers) {
-  Placement p{gpu_layers, cpu_moe_layers, "", "", gpu_layers < layers};
+Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu) {
+  const bool all = gpu_layers == layers;
+  Placement p{gpu_layers, cpu_moe_layers, "", "", gpu_layers < layers, all && head_on_cpu};
   const int cpu_layers = layers - gpu_layers;
-  p.description = gpu_layers == layers ? "every layer on the GPU"
-                                       : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers on the GPU, " +
-                                             (cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers") +
-                                             " and the LM head on the CPU";
-  p.flags = "-ngl " + std::to_string(gpu_layers == layers ? sim::ngl_every_layer(layers) : gpu_layers);
+  p.description = all ? (p.head_on_cpu ? "every layer on the GPU but the LM head on the CPU" : "every layer on the GPU")
+                      : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers on the GPU, " +
+                            (cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers") +
+                            " and the LM head on the CPU";
+  // -ngl equal to the layer count leaves the head on the CPU; 99 (or layers + 1) puts it on the GPU.
+  p.flags = "-ngl " + std::to_string(all && !p.head_on_cpu ? sim::ngl_every_layer(layers) : gpu_layers);
   if (cpu_moe_layers > 0) {
     p.description += ", the routed experts of the first " + std::to_string(cpu_moe_layers) + " of " +
                      std::to_string(layers) + " layers on the CPU";
@@ -179,14 +178,14 @@ QuickScenario quick_scenario(const Args& args) {
     return finish();
   }
   if (fits(s)) {  // the placement given (by default every layer on the GPU) fits: keep it
-    q.placement = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers).description;
-    if (s.engine.head_on_cpu) q.placement.insert(std::string("every layer on the GPU").size(), " but the LM head on the CPU");
+    q.placement = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers, s.engine.head_on_cpu).description;
     return finish();
   }
   const auto placements = fitting_placements(s);
   if (placements.empty()) throw std::invalid_argument(s.model.name + " " + why_nothing_fits(s));
   q.scenario.engine.gpu_layers = placements.front().gpu_layers;
   q.scenario.engine.cpu_moe_layers = placements.front().cpu_moe_layers;
+  q.scenario.engine.head_on_cpu = placements.front().head_on_cpu;
   q.placement = placements.front().description;
   // The flat spot of docs/memory-model.md: every layer may fit by the engine's own accounting.
   sim::Scenario all = s;
@@ -213,6 +212,7 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
   const int layers = s.model.layers;
   s.engine.gpu_layers = layers;
   s.engine.cpu_moe_layers = 0;
+  s.engine.head_on_cpu = false;
   if (fits(s)) return {describe(layers, 0, layers)};
   if (s.model.moe)
     for (int n = 1; n <= layers; ++n) {
@@ -222,6 +222,13 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
       break;
     }
   s.engine.cpu_moe_layers = 0;
+  // Every layer on the GPUs but the LM head on the CPU (-ngl equal to the layer count): less
+  // on the CPU than any whole layer moved there. Not with a row split (refused).
+  if (s.engine.split != sim::Split::Tensor || s.cards.size() == 1) {
+    s.engine.head_on_cpu = true;
+    if (fits(s)) out.push_back(describe(layers, 0, layers, true));
+    s.engine.head_on_cpu = false;
+  }
   for (int g = layers - 1; g >= 0; --g) {
     s.engine.gpu_layers = g;
     if (!fits(s)) continue;

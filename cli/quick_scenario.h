@@ -58,13 +58,14 @@ struct Placement {
   std::string description;
   std::string flags;  // llama.cpp's, without -c
   bool layers_on_cpu = false;  // some whole layers run on the CPU
+  bool head_on_cpu = false;    // every layer on the GPUs, the LM head on the CPU (-ngl = the layer count)
 };
 
 // Whether the scenario's memory plan works out on its cards (sim::plan_cards does not refuse it).
 bool fits(const sim::Scenario& scenario);
 
 // The description and flags of a placement.
-Placement describe(int gpu_layers, int cpu_moe_layers, int layers);
+Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu = false);
 
 // The placements worth simulating that fit: every layer on the GPUs; else, for an MoE model,
 // every layer on the GPUs with the fewest layers' experts on the CPU; and the most layers on

@@ -348,6 +348,10 @@ TEST_CASE("llama.cpp's -ngl equal to the layer count leaves the LM head on the C
   CHECK(json_number(ngl32, "weights_gib", "cards") < json_number(ngl99, "weights_gib", "cards") - 0.2);
   CHECK_THAT(vramsim::test::run_ok(llama + "--set engine.gpu_layers=32"),
              Catch::Contains("llama.cpp flags: -ngl 32 ") && Catch::Contains("CPU   no layer (-ngl 32), the embedding table and the LM head"));
+  // When every layer and the head do not fit, run --model tries the head alone on the CPU before
+  // a whole layer: Gemma 3 27B's LM head (262k x 5376) is larger than one of its layers.
+  CHECK_THAT(vramsim::test::run_ok("run --model gemma-3-27b --gpu rtx-4090 --quant Q6_K --set workload.requests=1"),
+             Catch::Contains("every layer on the GPU but the LM head on the CPU") && Catch::Contains("llama.cpp flags: -ngl 62 "));
   // A row split has no CPU stage to put it on: refused with the way out.
   vramsim::test::check_usage_error(llama + "--gpus 2 --set engine.split=tensor --set engine.gpu_layers=32",
                                    "keeps the LM head on the CPU, which is modelled with a pipeline split only; gpu_layers: 99");

@@ -116,7 +116,7 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
   auto picked = test::run_vramsim(names);
   INFO(picked.err);
   CHECK(picked.status == 0);
-  CHECK_THAT(picked.out, Catch::Contains("-ngl 39"));
+  CHECK_THAT(picked.out, Catch::Contains("-ngl 40 ") && Catch::Contains("every layer on the GPU but the LM head on the CPU"));
   // ... and says that the engine's own accounting would hold every layer (the flat spot).
   CHECK_THAT(picked.out, Catch::Contains("(every layer fits by llama.cpp's own accounting, not by the memory-budget model: "
                                          "--set engine.vram_rule=engine)"));
@@ -144,7 +144,8 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
 TEST_CASE("engine.vram_rule: engine lifts the budget model's margins off an all-GPU placement", "[vram][placement]") {
   const std::string names = "run --model llama-3.3-70b --gpu rtx-4090 --quant IQ4_XS --set hardware.gpu.memory.capacity=40GiB "
                             "--set hardware.gpu.memory.driver_total= --set workload.requests=1";
-  CHECK_THAT(test::run_ok(names), Catch::Contains("llama.cpp flags: -ngl 79 "));
+  // By default every layer with the head fails the budget model; the head alone goes to the CPU.
+  CHECK_THAT(test::run_ok(names), Catch::Contains("llama.cpp flags: -ngl 80 "));
   CHECK_THAT(test::run_ok(names + " --set engine.vram_rule=engine"), Catch::Contains("llama.cpp flags: -ngl 99 "));
   test::check_usage_error(names + " --set engine.vram_rule=loose", "engine.vram_rule: expected one of budget, engine");
   test::check_usage_error("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml "
