@@ -35,7 +35,7 @@ and prints the parameters with standard errors and residuals (docs/calibration.m
   --draft-tokens N       drafts proposed per step (MTP): steps = drafted / N; without it
                          steps = (generated - 1) - accepted when the log gives drafts,
                          else (generated - 1) / --tokens-per-step (the first token is the
-                         prefill's)
+                         prefill's; llama_print_timings' "N runs" are N steps)
   --tokens-per-step X    tokens per decode step for lines without draft figures (default 1)
   --max-misses-per-step X  fit only the requests with at most X misses per step (the
                          low-miss regime, where each miss is a layer's only one)
@@ -223,7 +223,8 @@ int calibrate_command(const std::vector<std::string>& argv) {
     overflow.push_back(r.pcie_overflow);
   }
   const char* steps_from = options.draft_tokens ? "drafted / draft_tokens (where the log gives drafts)"
-                                                : "(generated - 1) - accepted (where the log gives drafts), else (generated - 1) / tokens_per_step";
+                                                : "(generated - 1) - accepted (where the log gives drafts), else (generated - 1) / "
+                                                  "tokens_per_step (llama_print_timings' \"N runs\": N / tokens_per_step)";
 
   if (args.flag("--json")) {
     json::Writer j;

@@ -432,7 +432,7 @@ ReportOutcome write_report(const fs::path& dir) {
     for (std::size_t i = 0; i < bad.size() && i < 10; ++i) lines += (i ? ", " : "") + std::to_string(bad[i]);
     outcome.warnings.push_back((dir / "results.jsonl").string() + ": " + std::to_string(bad.size()) + " line" +
                                (bad.size() > 1 ? "s are" : " is") + " not a record (line " + lines + (bad.size() > 10 ? ", ..." : "") +
-                               "): those points count as not run, and a rerun of the sweep runs them again");
+                               "), ignored: a point with no readable record counts as not run, and the next sweep runs it");
   }
 
   std::size_t ok = 0, failed = 0;

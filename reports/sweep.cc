@@ -168,9 +168,19 @@ json::Value record_for(const Point& p, const PointOutcome& outcome) {
   // A run whose every request was rejected has no speed to report: a failed point, with the
   // run's own reason, rather than a row of cache figures beside empty speeds.
   if (const json::Value* completed = summary->at_path("requests.completed"); completed && completed->number() == 0) {
-    std::string why = tail_of(outcome.err);
-    if (why.empty()) why = "no request completed";
-    return failed_record(p, outcome.exit_code, why);
+    // The reasons, from the run's rejected_by_reason (which the failed record does not keep).
+    std::string why;
+    const std::pair<const char*, const char*> reasons[] = {{"prompt_exceeds_context", "prompt over the context window"},
+                                                           {"prompt_plus_output_exceeds_context", "prompt + output over it"},
+                                                           {"prompt_exceeds_kv_pool", "prompt over the KV pool"},
+                                                           {"queue_full", "queue full"}};
+    for (const auto& [key, words] : reasons)
+      if (const json::Value* n = summary->at_path(std::string("requests.rejected_by_reason.") + key); n && n->number() > 0)
+        why += (why.empty() ? "" : ", ") + n->text() + " " + words;
+    const json::Value* rejected = summary->at_path("requests.rejected");
+    return failed_record(p, outcome.exit_code,
+                         "no request completed: all " + (rejected ? rejected->text() : std::string("?")) + " were rejected" +
+                             (why.empty() ? std::string() : " (" + why + ")"));
   }
   return ok_record(p, *summary);
 }

@@ -319,6 +319,7 @@ TEST_CASE("fit flags an MoE model's decode as an upper bound, with the measured 
 TEST_CASE("fit over several cards notes that the split's 0.6 runs low", "[fit][cli]") {
   const std::string out = vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-5090 --gpus 2 --quant Q4_K_M");
   CHECK_THAT(out, Catch::Contains("x 0.60 /") && Catch::Contains("note         split over 2 cards: the rule of thumb's 0.60 runs low") &&
-                      Catch::Contains("`vramsim run --model llama-3.3-70b --gpu rtx-5090 --gpus 2` simulates the split"));
+                      Catch::Contains("`vramsim run --model llama-3.3-70b --gpu rtx-5090 --gpus 2 --quant Q4_K_M --context 8192` "
+                                      "simulates the split"));
   CHECK_THAT(vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-5090 --quant Q2_K"), !Catch::Contains("split over"));
 }

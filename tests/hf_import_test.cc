@@ -290,9 +290,13 @@ TEST_CASE("import: AWQ or GPTQ weights are noted, and dtype is read", "[hf-impor
   REQUIRE(awq);
   CHECK(awq->spec.native_format == "BF16");
   REQUIRE(awq->notes.size() == 1);
-  CHECK_THAT(awq->notes[0], Catch::Contains("quant_method awq (4-bit weights) is not one of the catalogue's formats") &&
+  CHECK_THAT(awq->notes[0], Catch::Contains("quant_method \"awq\" (4-bit weights) is not one of the catalogue's formats") &&
                                 Catch::Contains("--quant Q4_0"));
-  CHECK_THAT(awq->yaml, Catch::Contains("# Note: quantization_config.quant_method awq"));
+  CHECK_THAT(awq->yaml, Catch::Contains("# Note: quantization_config.quant_method \"awq\""));
+  // A method name with a line break stays one comment line.
+  auto odd = import_json(llama_like(R"(, "quantization_config": {"quant_method": "a\nb: c"})"));
+  REQUIRE(odd);
+  CHECK_THAT(odd->yaml, Catch::Contains("quant_method \"a\\x0ab: c\""));
   auto mxfp4 = import_json(llama_like(R"(, "quantization_config": {"quant_method": "mxfp4"})"));
   REQUIRE(mxfp4);
   CHECK(mxfp4->spec.native_format == "MXFP4");

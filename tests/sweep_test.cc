@@ -656,7 +656,8 @@ TEST_CASE("sweep: a point whose every request is rejected is a failed point with
   CHECK(vramsim::test::json_number(r.out, "completed") == 1);
   CHECK(vramsim::test::json_number(r.out, "failed") == 1);
   const std::string md = read(fs::path(dir) / "report.md");
-  CHECK_THAT(md, Catch::Contains("| 16 | failed |") && Catch::Contains("no request completed: all 4 were rejected"));
+  CHECK_THAT(md, Catch::Contains("| 16 | failed |") &&
+                     Catch::Contains("no request completed: all 4 were rejected (4 prompt over the context window)"));
 }
 
 TEST_CASE("sweep: the report opens offline in headless Chromium with its charts visible and no console error", "[sweep][report]") {
@@ -702,7 +703,8 @@ TEST_CASE("sweep: vramsim report rewrites a results directory's report", "[sweep
   std::ofstream(results, std::ios::trunc) << text;
   auto damaged = run_vramsim("report " + dir);
   CHECK(damaged.status == 0);
-  CHECK_THAT(damaged.err, Catch::Contains("results.jsonl: 1 line is not a record (line 1): those points count as not run"));
+  CHECK_THAT(damaged.err, Catch::Contains("results.jsonl: 1 line is not a record (line 1), ignored: a point with no readable "
+                                          "record counts as not run"));
   CHECK_THAT(read(fs::path(dir) / "report.md"), Catch::Contains("1 not run yet"));
   auto bad = run_vramsim("report " + fresh_dir("nothing"));
   CHECK(bad.status == 2);

@@ -98,6 +98,8 @@ std::string format_params(double p) {
   return buf;
 }
 
+std::string quoted(const std::string& text);  // below: a YAML double-quoted scalar
+
 // The checkpoint's weights format. A quantization method the catalogue has no format for
 // (AWQ, GPTQ, bitsandbytes, ...) leaves the unquantised dtype, with a note saying so.
 std::string native_format_of(const Fields& f, const Fields& top, std::vector<std::string>& notes) {
@@ -108,10 +110,12 @@ std::string native_format_of(const Fields& f, const Fields& top, std::vector<std
     if (method && method->text() == "fp8") return "FP8";
     const Node* bits = quant->find("bits");
     const Node* four = quant->find("load_in_4bit");
-    const std::string width = bits && bits->is_scalar()                               ? bits->text() + "-bit "
+    const std::string width = bits && bits->is_scalar() && !bits->text().empty() &&
+                                      bits->text().find_first_not_of("0123456789") == std::string::npos
+                                  ? bits->text() + "-bit "
                               : four && four->is_scalar() && four->text() == "true" ? "4-bit "
                                                                                       : "";
-    notes.push_back("quantization_config.quant_method " + (method && method->is_scalar() ? method->text() : std::string("?")) +
+    notes.push_back("quantization_config.quant_method " + (method && method->is_scalar() ? quoted(method->text()) : std::string("?")) +
                     " (" + width + "weights) is not one of the catalogue's formats: native_format is the unquantised dtype; "
                     "size the checkpoint with a weights format of as many bits (--quant Q4_0 for 4 bits, Q8_0 for 8)");
   }
