@@ -50,7 +50,8 @@ void known_keys(const Node& root, std::initializer_list<const char*> path, std::
   std::string dotted;
   for (const char* k : path) {
     if (!n->is_map() || !(n = n->find(k))) return;
-    dotted += (dotted.empty() ? "" : ".") + std::string(k);
+    if (!dotted.empty()) dotted += '.';
+    dotted += k;
   }
   if (n->is_null()) return;
   if (!n->is_map()) config::fail(*n, dotted, "expected a mapping");
