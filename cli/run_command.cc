@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "cli/args.h"
@@ -305,10 +306,11 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   o << "vramsim run: " << s.source << " (seed " << s.seed << ")\n"
     << "  " << s.model.display_name << " on " << gpus << ", " << links << ", host " << s.host.name << ", engine "
     << s.engine.preset << "\n";
-  // What a card's calibration changed (the link rate shows above when it came from it).
+  // What a card's calibration changed (the link rate shows above when it came from it), once per file.
+  std::set<std::string> shown;
   for (const auto& c : s.cards) {
     const auto& cal = c.gpu.spec.calibration;
-    if (!cal || (&c != &s.cards.front() && c.gpu.spec.calibration->file == s.cards.front().gpu.spec.calibration->file)) continue;
+    if (!cal || !shown.insert(cal->file).second) continue;
     std::string used;
     if (cal->zero_copy_efficiency) used = "zero-copy efficiency " + fixed(*cal->zero_copy_efficiency, 2);
     if (c.link.source == cal->file) used += std::string(used.empty() ? "" : ", ") + "link rate and latency";

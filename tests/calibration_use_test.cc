@@ -131,3 +131,12 @@ TEST_CASE("the simulator reads what the calibrator writes at the edges: t0 <= 0,
     CHECK(vc::efficiency_figure(20e9, 0.0).value.is_null());
   }
 }
+
+// A calibration on one card of several is named once, whichever card carries it.
+TEST_CASE("the calibration line names a second card's calibration", "[calibration][multi]") {
+  const std::string two = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml";
+  const std::string cal = data_path("calibration/test-card.yaml");
+  const auto out = vramsim::test::run_ok("run " + two + " --set 'hardware.gpu=[{preset: rtx-5090}, {preset: rtx-5090, calibration: " +
+                                         cal + "}]' --set workload.requests=2");
+  CHECK_THAT(out, Catch::Contains("  calibration " + cal + ": zero-copy efficiency 0.65"));
+}
