@@ -346,16 +346,9 @@ int plan_command(const std::vector<std::string>& argv) {
       for (const auto& p : placements) {
         Candidate c;
         c.placement = p;
-        // gpu_layers equal to the layer count leaves the LM head on the CPU (-ngl N); 99 does not.
-        c.sets = {"engine.gpu_layers=" + std::to_string(p.gpu_layers == base.model.layers && !p.head_on_cpu
-                                                            ? sim::ngl_every_layer(p.gpu_layers)
-                                                            : p.gpu_layers)};
-        if (p.cpu_moe_layers > 0)  // a dense model has no such key
-          c.sets.push_back("engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers));
+        c.sets = placement_sets(p, base.model.layers);
         sim::Scenario s = base;
-        s.engine.gpu_layers = p.gpu_layers;
-        s.engine.cpu_moe_layers = p.cpu_moe_layers;
-        s.engine.head_on_cpu = p.head_on_cpu;
+        apply_placement(p, s.engine);
         add(s, c);
       }
     }

@@ -85,14 +85,25 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_
                       : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers on the GPU, " +
                             (cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers") +
                             " and the LM head on the CPU";
-  // -ngl equal to the layer count leaves the head on the CPU; 99 (or layers + 1) puts it on the GPU.
-  p.flags = "-ngl " + std::to_string(all && !p.head_on_cpu ? sim::ngl_every_layer(layers) : gpu_layers);
+  p.flags = "-ngl " + std::to_string(sim::ngl_flag(gpu_layers, layers, p.head_on_cpu));
   if (cpu_moe_layers > 0) {
     p.description += ", the routed experts of the first " + std::to_string(cpu_moe_layers) + " of " +
                      std::to_string(layers) + " layers on the CPU";
     p.flags += cpu_moe_layers == layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(cpu_moe_layers);
   }
   return p;
+}
+
+std::vector<std::string> placement_sets(const Placement& p, int layers) {
+  std::vector<std::string> sets = {"engine.gpu_layers=" + std::to_string(sim::ngl_flag(p.gpu_layers, layers, p.head_on_cpu))};
+  if (p.cpu_moe_layers > 0) sets.push_back("engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers));
+  return sets;
+}
+
+void apply_placement(const Placement& p, sim::EngineSetup& e) {
+  e.gpu_layers = p.gpu_layers;
+  e.cpu_moe_layers = p.cpu_moe_layers;
+  e.head_on_cpu = p.head_on_cpu;
 }
 
 sim::Scenario named_scenario(const Args& args) {
@@ -183,9 +194,7 @@ QuickScenario quick_scenario(const Args& args) {
   }
   const auto placements = fitting_placements(s);
   if (placements.empty()) throw std::invalid_argument(s.model.name + " " + why_nothing_fits(s));
-  q.scenario.engine.gpu_layers = placements.front().gpu_layers;
-  q.scenario.engine.cpu_moe_layers = placements.front().cpu_moe_layers;
-  q.scenario.engine.head_on_cpu = placements.front().head_on_cpu;
+  apply_placement(placements.front(), q.scenario.engine);
   q.placement = placements.front().description;
   // The flat spot of docs/memory-model.md: every layer may fit by the engine's own accounting.
   sim::Scenario all = s;

@@ -67,6 +67,11 @@ bool fits(const sim::Scenario& scenario);
 // The description and flags of a placement.
 Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu = false);
 
+// The --set assignments that give a placement of a `layers`-layer model ("engine.gpu_layers=N",
+// and "engine.cpu_moe_layers=M" when it has CPU experts), and the placement applied to an engine.
+std::vector<std::string> placement_sets(const Placement& placement, int layers);
+void apply_placement(const Placement& placement, sim::EngineSetup& engine);
+
 // The placements worth simulating that fit: every layer on the GPUs; else, for an MoE model,
 // every layer on the GPUs with the fewest layers' experts on the CPU; and the most layers on
 // the GPUs with the rest on the CPU. In that order; empty when none fits.

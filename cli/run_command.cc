@@ -36,9 +36,8 @@ std::string placement_hint(const sim::Scenario& s) {
   const auto placements = fitting_placements(s);
   if (placements.empty()) return {};
   const Placement& p = placements.front();
-  std::string set = "--set engine.gpu_layers=" +
-                    std::to_string(p.gpu_layers == s.model.layers && !p.head_on_cpu ? sim::ngl_every_layer(p.gpu_layers) : p.gpu_layers);
-  if (p.cpu_moe_layers > 0) set += " --set engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers);
+  std::string set;
+  for (const auto& a : placement_sets(p, s.model.layers)) set += (set.empty() ? "--set " : " --set ") + a;
   return "; this fits: " + set + " (" + p.description + ")";
 }
 

@@ -11,20 +11,24 @@ namespace {
 
 using config::Node;
 
+// The node at a.b.c (nullptr when a step is missing or not a mapping), and its dotted path.
+const Node* at_path(const Node& root, std::initializer_list<const char*> path, std::string& dotted) {
+  const Node* n = &root;
+  for (const char* k : path) {
+    if (!n->is_map() || !(n = n->find(k))) return nullptr;
+    if (!dotted.empty()) dotted += '.';
+    dotted += k;
+  }
+  return n;
+}
+
 // The figure at a.b.c, if present (null: absent, as the calibrator writes unmeasured ones);
 // a quantity with its unit, or a plain number without `dim`.
 std::optional<double> figure(const Node& root, std::initializer_list<const char*> path, std::optional<units::Dimension> dim,
                              const std::string& file) {
-  const Node* n = &root;
   std::string dotted;
-  for (const char* k : path) {
-    if (!n->is_map()) return std::nullopt;
-    n = n->find(k);
-    if (!dotted.empty()) dotted += '.';
-    dotted += k;
-    if (!n) return std::nullopt;
-  }
-  if (n->is_null()) return std::nullopt;
+  const Node* n = at_path(root, path, dotted);
+  if (!n || n->is_null()) return std::nullopt;
   std::optional<double> v;
   if (n->is_scalar() && dim) {
     v = units::parse(n->text(), *dim);
@@ -46,14 +50,9 @@ std::optional<double> figure(const Node& root, std::initializer_list<const char*
 // The keys vramsim-calibrate writes in a mapping the simulator reads (calibrate/bench_*.cu):
 // any other is a typo, refused rather than skipped (a misspelt figure would fall back silently).
 void known_keys(const Node& root, std::initializer_list<const char*> path, std::initializer_list<std::string_view> keys) {
-  const Node* n = &root;
   std::string dotted;
-  for (const char* k : path) {
-    if (!n->is_map() || !(n = n->find(k))) return;
-    if (!dotted.empty()) dotted += '.';
-    dotted += k;
-  }
-  if (n->is_null()) return;
+  const Node* n = at_path(root, path, dotted);
+  if (!n || n->is_null()) return;
   if (!n->is_map()) config::fail(*n, dotted, "expected a mapping");
   config::MapReader reader(*n, dotted);
   for (const auto& key : keys) reader.ignore(key);

@@ -539,7 +539,7 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
 // llama.cpp's flags for the scenario's placement, e.g. "-ngl 39", "-ngl 99 --n-cpu-moe 12".
 std::string describe_placement(const Scenario& s) {
   const bool all = s.engine.gpu_layers == s.model.layers && !s.engine.head_on_cpu;
-  std::string flags = "-ngl " + std::to_string(all ? ngl_every_layer(s.model.layers) : s.engine.gpu_layers);
+  std::string flags = "-ngl " + std::to_string(ngl_flag(s.engine.gpu_layers, s.model.layers, s.engine.head_on_cpu));
   if (s.engine.cpu_moe_layers > 0)
     flags += s.engine.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(s.engine.cpu_moe_layers);
   if (all) return flags + ", every layer on the GPU";

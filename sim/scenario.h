@@ -186,10 +186,14 @@ struct Scenario {
   std::vector<std::string> warnings;  // suspicious but valid input, printed on stderr
 };
 
-// The -ngl that puts every layer and the LM head of a `layers`-layer model on the GPUs: the
-// customary 99, or more for a model of 99 layers or more (llama.cpp offloads min(-ngl,
-// layers + 1) layers, the output counting as the last).
-constexpr int ngl_every_layer(int layers) { return layers + 1 > 99 ? layers + 1 : 99; }
+// llama.cpp's -ngl for a placement of `gpu_layers` of `layers`: the GPU layers, except that
+// every layer with the LM head on the GPUs too is the customary 99 (layers + 1 for a model of
+// 99 layers or more: llama.cpp offloads min(-ngl, layers + 1) layers, the output counting as
+// the last; -ngl equal to the layer count leaves the head on the CPU).
+constexpr int ngl_flag(int gpu_layers, int layers, bool head_on_cpu) {
+  if (gpu_layers < layers || head_on_cpu) return gpu_layers;
+  return layers + 1 > 99 ? layers + 1 : 99;
+}
 
 // Decodes a scenario tree (after --set overrides). Throws ConfigError for bad or impossible
 // input: top-k > experts, a tensor split whose head counts do not divide by the cards, a cache larger than free VRAM,
