@@ -126,28 +126,45 @@ StepCosts RequestRunner::prefill(std::vector<StepCosts>* per_stage) {
 StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequences, std::vector<StepCosts>* per_stage) const {
   std::int64_t tokens = 0;
   for (const auto& q : sequences) tokens += q.tokens;
-  // The sequences' attention on a card: each attends only to itself.
-  auto attention = [&](const StepModel& model) {
-    double flops = 0;
-    for (const auto& q : sequences) flops += model.prefill_attention_flops(q.tokens, q.cached);
-    return flops;
+  // Expected distinct experts touched per layer: 1 - (1 - pi)^P for each, by the whole pass
+  // (P its tokens) and by each of its micro-batches: `full` of `size` tokens and a last one of
+  // `rest` (llama.cpp reads, or copies in, what each one touches).
+  auto pass_on = [&](const StepModel& model, int first_layer, int end_layer, auto&& resident_here) {
+    PrefillPass pass;
+    pass.sequences = sequences;
+    const auto [full, size, rest] = model.ubatch_split(tokens);
+    if (!s_.model.moe) return pass;
+    for (int layer = std::max(first_layer, first_moe_); layer < end_layer; ++layer) {
+      const Popularity& pop = popularity_[static_cast<std::size_t>(layer - first_moe_)];
+      const auto touched = pop.touched_by(static_cast<double>(tokens));
+      const auto by_full = pop.touched_by(static_cast<double>(size));
+      const auto by_rest = rest > 0 ? pop.touched_by(static_cast<double>(rest)) : nullptr;
+      bool gpu_experts = false;
+      for (std::size_t e = 0; e < touched->size(); ++e) {
+        const double last = rest > 0 ? (*by_rest)[e] : 0.0;
+        if (resident_here(layer, static_cast<int>(e))) {
+          gpu_experts = true;
+          pass.resident_experts += (*touched)[e];
+          pass.resident_full_ubatch += (*by_full)[e];
+          pass.resident_last_ubatch += last;
+        } else {
+          pass.missing_experts += (*touched)[e];
+          pass.missing_per_ubatch += static_cast<double>(full) * (*by_full)[e] + last;
+        }
+      }
+      pass.gpu_expert_layers += gpu_experts ? 1 : 0;
+    }
+    return pass;
   };
-  // Expected distinct experts touched by the prompts per layer: 1 - (1 - pi)^P for each.
-  const double p = static_cast<double>(tokens);
   StepCosts total;
   if (expert_split_) {
     // The first card runs the prompt's GEMMs; each card's touched experts are resident in its
     // cache or computed by the host; per layer the hidden states go to every card and back.
-    const int n = static_cast<int>(stages_.size());
-    double missing = 0, resident = 0;
-    for (int layer = 0; layer < s_.model.moe->layers; ++layer) {  // MoE layers
-      const auto touched = popularity_[static_cast<std::size_t>(layer)].touched_by(p);
-      for (std::size_t e = 0; e < touched->size(); ++e) {
-        const Stage& stage = stages_[e % static_cast<std::size_t>(n)];
-        (stage.cache->resident(layer, static_cast<int>(e) / n) ? resident : missing) += (*touched)[e];
-      }
-    }
-    total = stages_.front().model->prefill(tokens, missing, resident, 0.0, attention(*stages_.front().model));
+    const auto n = static_cast<int>(stages_.size());
+    const StepModel& first = *stages_.front().model;
+    total = first.prefill(pass_on(first, 0, s_.model.layers, [&](int layer, int e) {
+      return stages_[static_cast<std::size_t>(e % n)].cache->resident(layer - first_moe_, e / n);
+    }));
     double exchange = 0;
     for (std::size_t c = 1; c < exchange_s_.size(); ++c) exchange = std::max(exchange, exchange_s_[c]);
     total.transfer += exchange * (s_.model.layers - first_moe_);  // dense leading layers exchange nothing
@@ -158,26 +175,9 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
     return total;
   }
   for (const Stage& stage : stages_) {
-    double missing = 0, resident = 0, missing_per_ubatch = 0;
-    // Micro-batches: `full` of `size` tokens and a last one of `rest` (llama.cpp copies the
-    // RAM-resident experts each one touches).
-    const auto [full, ubatch, rest] = stage.model->ubatch_split(tokens);
-    const auto size = static_cast<double>(ubatch);
-    if (s_.model.moe)
-      for (int layer = std::max(stage.first_layer, first_moe_); layer < stage.end_layer; ++layer) {
-        const Popularity& pop = popularity_[static_cast<std::size_t>(layer - first_moe_)];
-        const auto touched = pop.touched_by(p);  // by the whole prompt, and by each micro-batch:
-        const auto by_full = pop.touched_by(size);
-        const auto by_rest = rest > 0 ? pop.touched_by(static_cast<double>(rest)) : nullptr;
-        for (std::size_t e = 0; e < touched->size(); ++e) {
-          const bool here = stage.cache ? stage.cache->resident(cache_layer(stage, layer), static_cast<int>(e))
-                                        : layer >= stage.cpu_moe_end;
-          (here ? resident : missing) += (*touched)[e];
-          if (!here)
-            missing_per_ubatch += static_cast<double>(full) * (*by_full)[e] + (rest > 0 ? (*by_rest)[e] : 0.0);
-        }
-      }
-    const StepCosts c = stage.model->prefill(tokens, missing, resident, missing_per_ubatch, attention(*stage.model));
+    const StepCosts c = stage.model->prefill(pass_on(*stage.model, stage.first_layer, stage.end_layer, [&](int layer, int e) {
+      return stage.cache ? stage.cache->resident(cache_layer(stage, layer), e) : layer >= stage.cpu_moe_end;
+    }));
     if (per_stage) per_stage->push_back(c);
     if (!side_by_side_)
       total += c;

@@ -101,10 +101,7 @@ class RequestRunner {
   // Positions already in the KV cache when its prefill starts: the reused prefix.
   std::int64_t cached_before_prefill() const { return reused_; }
   // One sequence of a prefill pass: its new tokens and the positions before them in its cache.
-  struct PrefillSequence {
-    std::int64_t tokens = 0;
-    std::int64_t cached = 0;
-  };
+  using PrefillSequence = PromptSequence;
   // This request's sequence in its next prefill pass.
   PrefillSequence prefill_sequence() const { return {prefill_tokens(), cached_before_prefill()}; }
   // Several sequences prefilled in one pass (an engine batching prompts, as vLLM's scheduler

@@ -300,6 +300,7 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
                               : e.optional_number("default_pcie_frac", Lower::NonNegative).value_or(0.0);
   p.prefill_ubatch = static_cast<int>(e.optional_integer("prefill_ubatch", 1, 1 << 20).value_or(0));
   p.gemm_half_rows = e.optional_number("gemm_half_rows", Lower::NonNegative).value_or(0.0);
+  p.matvec_max_rows = static_cast<int>(e.optional_integer("matvec_max_rows", 0, 1 << 20).value_or(0));
   if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) {
     if (*eff > 1) e.fail_at("cpu_bandwidth_efficiency", "an efficiency is at most 1");
     p.cpu_bandwidth_efficiency = *eff;

@@ -86,6 +86,7 @@ struct EnginePhysics {
   double cpu_bandwidth_efficiency = 0;  // host CPU streaming a CPU layer's weights: share of host memory bandwidth
   int prefill_ubatch = 0;               // prompt tokens per micro-batch; 0: the whole prompt at once
   double gemm_half_rows = 0;            // prefill GEMM rows at which it reaches half its rate (0: no such loss)
+  int matvec_max_rows = 0;              // micro-batches of at most this many tokens run matrix-vector kernels: no such loss
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   // Share of each card's TDP - idle drawn above idle while a kernel is resident, working or not

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "sim/host_experts.h"
@@ -238,30 +239,60 @@ StepModel::UbatchSplit StepModel::ubatch_split(std::int64_t tokens) const {
   return {tokens / ub, ub, tokens % ub};
 }
 
-double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {
+double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) const {
   const auto& m = s_.model;
-  const double half = s_.engine.physics.gemm_half_rows;
-  if (half <= 0) return 2.0 * m.params_active * static_cast<double>(tokens) * share / rate;
+  if (tokens <= 0) return 0.0;
+  const auto& ph = s_.engine.physics;
+  const double half = tokens <= ph.matvec_max_rows ? 0.0 : ph.gemm_half_rows;  // a mat-vec kernel has no tiles to fill
+  if (half <= 0) return 2.0 * m.params_active * tokens * share / rate;
   const double expert_params = m.moe ? m.moe->layers * m.moe->experts_per_token * m.moe->expert_params : 0.0;
   const double dense_params = m.params_active - expert_params;
-  auto seconds = [&](double u) {  // one micro-batch of u tokens
-    if (u <= 0) return 0.0;
-    double s = dense_params * (u + half) / u;  // params / fill, fill = u / (u + half)
-    if (m.moe) {
-      const double rows = std::max(1.0, u * m.moe->experts_per_token / m.moe->experts);
-      s += expert_params * (rows + half) / rows;
-    }
-    return 2.0 * u * share * s / rate;
-  };
-  const auto [full, size, rest] = ubatch_split(tokens);
-  return static_cast<double>(full) * seconds(static_cast<double>(size)) + seconds(static_cast<double>(rest));
+  double params = dense_params * (tokens + half) / tokens;  // params / fill, fill = u / (u + half)
+  if (m.moe) {
+    const double rows = std::max(1.0, tokens * m.moe->experts_per_token / m.moe->experts);
+    params += expert_params * (rows + half) / rows;
+  }
+  return 2.0 * tokens * share * params / rate;
 }
 
-StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
-                             double missing_per_ubatch, double attention_flops) const {
+double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {
+  const auto [full, size, rest] = ubatch_split(tokens);
+  return static_cast<double>(full) * ubatch_gemm_seconds(static_cast<double>(size), share, rate) +
+         ubatch_gemm_seconds(static_cast<double>(rest), share, rate);
+}
+
+void StepModel::for_each_ubatch(const std::vector<PromptSequence>& sequences,
+                                const std::function<void(const UbatchWork&)>& f) const {
+  std::int64_t total = 0;
+  for (const auto& q : sequences) total += q.tokens;
+  const std::int64_t size = ubatch_split(total).size;
+  UbatchWork u;
+  for (const auto& q : sequences)
+    for (std::int64_t done = 0; done < q.tokens;) {
+      const std::int64_t take = std::min(q.tokens - done, size - u.tokens);
+      u.attention_flops += prefill_attention_flops(take, q.cached + done);
+      done += take;
+      u.kv_positions += static_cast<double>(attended_tokens(s_.model, q.cached + done));
+      u.tokens += take;
+      if (u.tokens == size) {
+        u.full = true;
+        f(u);
+        u = {};
+      }
+    }
+  if (u.tokens > 0) f(u);
+}
+
+StepCosts StepModel::prefill(const PrefillPass& pass) const {
   const auto& m = s_.model;
   const auto& ph = s_.engine.physics;
   StepCosts c;
+  std::int64_t tokens = 0;
+  double attention_flops = 0;
+  for (const auto& q : pass.sequences) {
+    tokens += q.tokens;
+    attention_flops += prefill_attention_flops(q.tokens, q.cached);
+  }
   // This card's share of the prompt's FLOPs: its layers, its shard of each.
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
   const double flops = 2.0 * m.params_active * static_cast<double>(tokens) * share;
@@ -270,7 +301,7 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
     // experts touched) streamed over its link; fewer are computed by the CPU from RAM.
     // The LM head (on the CPU with CPU layers) computes the prompt's last logits alone: one
     // row, below the 32 that send an operation to the card, so the CPU reads it once.
-    const double copied = layer_bytes_ * layers_ + (resident_experts_touched + missing_experts) * expert_bytes_;
+    const double copied = layer_bytes_ * layers_ + (pass.resident_experts + pass.missing_experts) * expert_bytes_;
     const double weights = copied + head_bytes_;
     if (tokens >= 32) {
       const auto& gpu = s_.cards.front();
@@ -287,21 +318,38 @@ StepCosts StepModel::prefill(std::int64_t tokens, double missing_experts, double
   const double rate = gemm_peak_ * ph.gpu_compute_efficiency;
   // Attention runs in fp16 whatever the weights' format (FP8 weights speed up only the GEMMs).
   const double attention_rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
-  // Weights read once for the whole prompt: non-expert + touched experts.
-  const double weights = layer_bytes_ * layers_ + head_bytes_ + resident_experts_touched * expert_bytes_;
-  c.compute = std::max(prefill_gemm_seconds(tokens, share, rate) + attention_flops / attention_rate, weights / bw_);
-  c.vram_bytes = weights;
+  // Each micro-batch: its GEMMs and attention, or what it reads (the non-expert weights, the
+  // resident experts it touches, its sequences' KV cache) plus the per-layer fixed cost, as a
+  // decode step pays it, whichever takes longer: kernels long enough to be compute-bound keep
+  // the launch queue ahead of the GPU, so their launches are hidden.
+  const double launches = layers_ * ph.layer_launch + pass.gpu_expert_layers * ph.moe_layer_sync;
+  for_each_ubatch(pass.sequences, [&](const UbatchWork& u) {
+    const double experts = u.full ? pass.resident_full_ubatch : pass.resident_last_ubatch;
+    const double read =
+        layer_bytes_ * layers_ + experts * expert_bytes_ + u.kv_positions * kv_bytes_per_token_layer_ * layers_;
+    const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate;
+    if (work >= read / bw_ + launches) {
+      c.compute += work;
+    } else {
+      c.compute += read / bw_;
+      c.launch_sync += launches;
+    }
+    c.vram_bytes += read;
+  });
+  c.compute += head_bytes_ / bw_;  // the pass's last logits
+  c.vram_bytes += head_bytes_;
   c.flops = flops + attention_flops;
   const double overhead = head_bytes_ > 0 ? ph.step_overhead : 0.0;  // sampling, on the card with the head
-  c.launch_sync = layers_ * ph.layer_launch + overhead;
+  c.launch_sync += overhead;
   c.host_idle = overhead;
+  const double missing_experts = pass.missing_experts;
   if (missing_experts <= 0) return c;
   const double layers = layers_;
   if (!s_.engine.expert_cache && tokens >= 32) {
     // llama.cpp: a prompt batch of 32 tokens or more copies the RAM-resident experts it touches
     // to the GPU and computes them there, once per micro-batch.
-    c.transfer = missing_per_ubatch * expert_bytes_ / link_bw_;
-    c.pcie_bytes = missing_per_ubatch * expert_bytes_;
+    c.transfer = pass.missing_per_ubatch * expert_bytes_ / link_bw_;
+    c.pcie_bytes = pass.missing_per_ubatch * expert_bytes_;
     return c;
   }
   if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {

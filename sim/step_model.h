@@ -20,7 +20,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include "sim/scenario.h"
 #include "sim/vram_plan.h"
@@ -64,6 +66,25 @@ struct LayerExperts {
 // averaged over the model's layers: `context`, except that sliding-window layers read at most
 // their window (Gemma 3: 5 of 6 layers keep 1,024 tokens). Whole tokens, rounded.
 std::int64_t attended_tokens(const workloads::ModelSpec& model, std::int64_t context);
+
+// One sequence of a prefill pass: `tokens` new positions after `cached` ones already in its
+// KV cache (a reused prefix, or what it had before a preemption).
+struct PromptSequence {
+  std::int64_t tokens = 0;
+  std::int64_t cached = 0;
+};
+
+// What one prefill pass runs on a card (StepModel::prefill). Expert counts are expected
+// distinct (layer, expert) pairs summed over this card's MoE layers.
+struct PrefillPass {
+  std::vector<PromptSequence> sequences;  // prefilled together, cut in this order into micro-batches
+  double missing_experts = 0;             // touched by the whole pass, not resident
+  double resident_experts = 0;            // touched by the whole pass, resident (in VRAM)
+  double missing_per_ubatch = 0;          // not resident, touched by each micro-batch, summed over them
+  double resident_full_ubatch = 0;        // resident, touched by one full micro-batch
+  double resident_last_ubatch = 0;        // resident, touched by the last, shorter one (if any)
+  int gpu_expert_layers = 0;              // MoE layers whose touched experts include resident ones
+};
 
 // The peak rate (FLOP/s) of `gpu`'s tensor cores for the scenario's weight matrix products:
 // the FP8 rate when every weight is FP8 (a dense model: `weights.other`) and the part has FP8 tensor cores (W8A8 GEMMs, as
@@ -127,24 +148,30 @@ class StepModel {
   // a tensor split all-reduces twice per layer.
   double activation_bytes() const { return activation_bytes_; }
 
-  // Prefill of `tokens` prompt tokens over this card's layers. Per layer, the GPU runs its GEMMs (at its calibrated
-  // compute rate, or reading the weights, whichever is slower) while the host computes the
-  // touched experts that are not resident (profile policies; all worker groups at the host's
-  // expert throughput) or they are copied in over the link (lru/lfu); the layer waits for
-  // both. `missing_experts` / `resident_experts_touched` are expected distinct counts summed
-  // over layers. Without an expert cache (llama.cpp), a batch of 32 tokens or more copies the
-  // RAM-resident experts each micro-batch touches: `missing_per_ubatch` is their expected
-  // count summed over the micro-batches (each touches fewer than the whole prompt does).
-  // `attention_flops`: the prompts' attention (prefill_attention_flops, summed over the
-  // sequences prefilled together), run at the card's dense fp16 rate x gpu_compute_efficiency.
-  StepCosts prefill(std::int64_t tokens, double missing_experts, double resident_experts_touched,
-                    double missing_per_ubatch, double attention_flops) const;
+  // Prefill of one pass's prompt tokens over this card's layers, micro-batch by micro-batch
+  // (engine.prefill_ubatch; 0: the whole pass at once). The pass's sequences are cut in order
+  // into micro-batches, as llama.cpp cuts its batch into ubatches. Each micro-batch reads the
+  // layers' weights and the experts it touches that are resident, and its sequences' KV cache
+  // up to its last position (once per layer, as Flash Attention does) and pays the per-layer
+  // fixed cost (layer_launch, as a decode step does), or it runs its GEMMs and attention at the
+  // card's calibrated rates, whichever takes longer: kernels long enough to be compute-bound
+  // hide their launches (layer_launch per layer, moe_layer_sync per MoE layer whose experts
+  // run on the card, as in a decode step). The LM head computes the pass's last logits once. Per layer the
+  // host computes the touched experts that are not resident (profile policies; all worker
+  // groups at the host's expert throughput) or they are copied in over the link (lru/lfu); the
+  // layer waits for both. Without an expert cache (llama.cpp), a micro-batch of 32 tokens or
+  // more copies the RAM-resident experts it touches to the card.
+  StepCosts prefill(const PrefillPass& pass) const;
   // Seconds of the GEMMs of a `tokens`-token prompt, `share` of the model's, at `rate` FLOP/s
   // (peak x gpu_compute_efficiency). With engine.gemm_half_rows = h > 0, a GEMM of r rows (the
   // tokens it multiplies) reaches r / (r + h) of the rate, micro-batch by micro-batch: r is the
   // micro-batch's tokens for the dense weights and its tokens x top-k / experts (those routed
-  // to one expert) for the routed experts', so an MoE prefill fills its tiles less.
+  // to one expert) for the routed experts', so an MoE prefill fills its tiles less. A
+  // micro-batch of at most engine.matvec_max_rows tokens runs matrix-vector kernels, as a
+  // decode step does: no tiles, no such loss.
   double prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const;
+  // ... of one micro-batch of `tokens` tokens.
+  double ubatch_gemm_seconds(double tokens, double share, double rate) const;
   // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x
   // query_heads x head_dim per (query, key) pair a layer attends, causal, for `tokens` new
   // positions after `cached` ones already in the KV cache (a reused prefix, tokens computed
@@ -166,6 +193,17 @@ class StepModel {
 
  private:
   void init(const VramPlan& plan);
+  // One micro-batch of a prefill pass: its tokens, its attention FLOPs on this card, the KV
+  // positions a layer reads (each of its sequences' up to its last position, sliding windows
+  // bounded as in attended_tokens, summed over the sequences), and whether it is full size.
+  struct UbatchWork {
+    std::int64_t tokens = 0;
+    double attention_flops = 0;
+    double kv_positions = 0;
+    bool full = false;
+  };
+  // Calls `f` for each micro-batch of a pass over `sequences`, in order.
+  void for_each_ubatch(const std::vector<PromptSequence>& sequences, const std::function<void(const UbatchWork&)>& f) const;
 
   const Scenario& s_;
   const CardSetup& card_;

@@ -85,6 +85,7 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"hardware.gpu.power.tdp=450kW", "hardware.gpu.power.tdp: a card's TDP is at most 2,000 W"},
       {"hardware.gpu.vram_used_by_other=1GiB", "unknown key (did you mean \"vram_used_by_others\"?)"},
       {"hardware.link.measured=1GB/s", "unknown key (did you mean \"measured_h2d\"?)"},
+      {"engine.matvec_max_rows=-1", "engine.matvec_max_rows: must be between 0 and 1048576, got \"-1\""},
       {"hardware.gpu.power.tdp=5W", "idle power (30 W) must be below the TDP (5 W, set at --set hardware.gpu.power.tdp=5W)"},
   };
   for (const auto& [assignment, message] : cases) vramsim::test::check_refused(scenario("shared"), assignment, message);

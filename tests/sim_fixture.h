@@ -17,14 +17,19 @@
 
 namespace vramsim::test {
 
-inline sim::Scenario case_study(const std::string& run, const std::vector<std::string>& overrides = {}) {
+// configs/scenarios/NAME.yaml with `overrides` (--set assignments) applied.
+inline sim::Scenario bundled_scenario(const std::string& name, const std::vector<std::string>& overrides = {}) {
   auto cat = catalogue();
   auto formats = workloads::FormatTables::load(cat);
-  auto tree = config::load_yaml_file((cat.root() / "scenarios" / ("moe125b-rtx5090-gen3-" + run + ".yaml")).string());
+  auto tree = config::load_yaml_file((cat.root() / "scenarios" / (name + ".yaml")).string());
   if (!tree) throw std::runtime_error(tree.error().message);
   for (const auto& o : overrides)
     if (!config::apply_override(*tree, o).ok()) throw std::runtime_error("bad override " + o);
   return sim::decode_scenario(*tree, cat, formats);
+}
+
+inline sim::Scenario case_study(const std::string& run, const std::vector<std::string>& overrides = {}) {
+  return bundled_scenario("moe125b-rtx5090-gen3-" + run, overrides);
 }
 
 // The case study's shared card (expert cache, host and PCIe miss paths, MTP), one card, its

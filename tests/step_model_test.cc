@@ -202,6 +202,74 @@ TEST_CASE("prefill GEMMs fill their tiles by rows: small micro-batches and route
   CHECK(seconds(512, 600, 0.5) == Approx(seconds(512, 600) / 2));  // a card's share
 }
 
+// A dense model's prefill (llama-bench-tg128: Llama 3.1 8B Q4_0 on an RTX 3090, llama.cpp)
+// micro-batch by micro-batch.
+namespace {
+Scenario llama_bench(const std::vector<std::string>& overrides) { return test::bundled_scenario("llama-bench-tg128", overrides); }
+// The time of one dense decode-like pass of one token over all layers at `kv` cached positions:
+// each layer's weights and KV, and its per-layer cost (StepModel::layer).
+double layers_pass(const StepModel& m, const Scenario& s, std::int64_t kv) {
+  return s.model.layers * m.layer(LayerExperts{}, 1, kv).total();
+}
+}  // namespace
+
+// llama-bench -ub 1: each prompt token is its own micro-batch, run as a decode step is but
+// without the LM head, which reads once for the prompt's last logits.
+TEST_CASE("a one-token micro-batch streams the weights and its KV and pays the per-layer cost, as a decode step does", "[step][prefill]") {
+  const Scenario s = llama_bench({"engine.prefill_ubatch=1"});
+  const StepModel m(s, plan_vram(s));
+  const StepCosts c = m.prefill(PrefillPass{{{512, 0}}});
+  double expected = m.step_fixed(1, 0).compute + s.engine.physics.step_overhead;  // LM head, sampling
+  for (std::int64_t kv = 1; kv <= 512; ++kv) expected += layers_pass(m, s, kv);
+  CHECK(c.total() == Approx(expected));
+  CHECK(c.launch_sync == Approx(512 * s.model.layers * s.engine.physics.layer_launch + s.engine.physics.step_overhead));
+  // The same tokens after 32,768 cached positions: each micro-batch also reads those positions' KV.
+  const StepCosts deep = m.prefill(PrefillPass{{{512, 32768}}});
+  const double kv_read = layers_pass(m, s, 32768) - layers_pass(m, s, 0);  // 32,768 positions, every layer
+  CHECK(kv_read > 0);
+  CHECK(deep.total() - c.total() == Approx(512 * kv_read));
+}
+
+TEST_CASE("compute-bound micro-batches hide the per-layer cost; each one reads the weights again", "[step][prefill]") {
+  const Scenario s = llama_bench({"engine.prefill_ubatch=512"});
+  const StepModel m(s, plan_vram(s));
+  const StepCosts c = m.prefill(PrefillPass{{{2048, 0}}});
+  CHECK(c.launch_sync == Approx(s.engine.physics.step_overhead));  // none of the 4 x 32 layers' launches
+  CHECK(c.compute > m.prefill_gemm_seconds(2048, 1.0, gemm_peak(s.cards[0].gpu.spec, s) * s.engine.physics.gpu_compute_efficiency));
+  // Bytes: the weights once per micro-batch, each micro-batch's KV up to its last position,
+  // and the LM head once.
+  const double weights = s.model.layers * m.layer(LayerExperts{}, 1, 0).vram_bytes;
+  const double kv_position = s.model.layers * m.layer(LayerExperts{}, 1, 1).vram_bytes - weights;
+  const double head = m.step_fixed(1, 0).vram_bytes;
+  CHECK(kv_position > 0);
+  CHECK(c.vram_bytes == Approx(4 * weights + (512 + 1024 + 1536 + 2048) * kv_position + head));
+}
+
+TEST_CASE("a pass's sequences are cut in order into micro-batches", "[step][prefill]") {
+  const Scenario s = llama_bench({"engine.prefill_ubatch=1"});
+  const StepModel m(s, plan_vram(s));
+  // Two prompts of 3 tokens at -ub 1: six micro-batches, each paying every layer's cost.
+  const StepCosts two = m.prefill(PrefillPass{{{3, 0}, {3, 100}}});
+  CHECK(two.launch_sync == Approx(6 * s.model.layers * s.engine.physics.layer_launch + s.engine.physics.step_overhead));
+  // ... whose KV reads are each sequence's own: the second's 100 cached positions cost it alone.
+  const StepCosts first = m.prefill(PrefillPass{{{3, 0}}}), second = m.prefill(PrefillPass{{{3, 100}}});
+  const double head = m.step_fixed(1, 0).compute + s.engine.physics.step_overhead;
+  CHECK(two.total() == Approx(first.total() + second.total() - head));
+}
+
+// llama.cpp multiplies a batch of at most 8 tokens with matrix-vector kernels (MMVQ_MAX_BATCH_SIZE).
+TEST_CASE("micro-batches within matvec_max_rows skip the GEMM fill curve", "[step][prefill]") {
+  Scenario s = llama_bench({});
+  s.engine.physics.gemm_half_rows = 62;
+  s.engine.physics.matvec_max_rows = 8;
+  const StepModel m(s, plan_vram(s));
+  const double rate = 1e14;
+  auto plain = [&](double tokens) { return 2.0 * s.model.params_active * tokens / rate; };
+  CHECK(m.ubatch_gemm_seconds(8, 1.0, rate) == Approx(plain(8)));
+  CHECK(m.ubatch_gemm_seconds(1, 1.0, rate) == Approx(plain(1)));
+  CHECK(m.ubatch_gemm_seconds(9, 1.0, rate) == Approx(plain(9) * (9 + 62) / 9.0));
+}
+
 TEST_CASE("a pipeline step ends no earlier than each card's link work from that card's start", "[step][link]") {
   auto stage = [](double compute, double link_busy) {
     sim::StepCosts c;
