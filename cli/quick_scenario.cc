@@ -55,6 +55,8 @@ EngineFlags engine_flags(const sim::Scenario& s) {
       f << " --set engine.expert_cache.size=" << *e.cache_slots;
     else if (e.cache_size_bytes)
       f << " --set engine.expert_cache.size=" << static_cast<long long>(*e.cache_size_bytes / units::kMiB) << "MiB";
+    else if (e.misses_on_cpu)  // hybrid-cpu-experts: its preset has no hot set; this one was sized to the card
+      f << " --set engine.expert_cache.size=auto";
     f << " --set engine.kv_type=" << kv;
     if (e.parallel != 1) f << " --set engine.parallel=" << e.parallel;
     return {"vramsim", f.str()};
@@ -97,6 +99,7 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_
 std::vector<std::string> placement_sets(const Placement& p, int layers) {
   std::vector<std::string> sets = {"engine.gpu_layers=" + std::to_string(sim::ngl_flag(p.gpu_layers, layers, p.head_on_cpu))};
   if (p.cpu_moe_layers > 0) sets.push_back("engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers));
+  if (p.engine_accounting) sets.push_back("engine.vram_rule=engine");
   return sets;
 }
 
@@ -104,6 +107,7 @@ void apply_placement(const Placement& p, sim::EngineSetup& e) {
   e.gpu_layers = p.gpu_layers;
   e.cpu_moe_layers = p.cpu_moe_layers;
   e.head_on_cpu = p.head_on_cpu;
+  if (p.engine_accounting) e.engine_vram_rule = true;
 }
 
 sim::Scenario named_scenario(const Args& args) {
@@ -196,13 +200,6 @@ QuickScenario quick_scenario(const Args& args) {
   if (placements.empty()) throw std::invalid_argument(s.model.name + " " + why_nothing_fits(s));
   apply_placement(placements.front(), q.scenario.engine);
   q.placement = placements.front().description;
-  // The flat spot of docs/memory-model.md: every layer may fit by the engine's own accounting.
-  sim::Scenario all = s;
-  all.engine.gpu_layers = s.model.layers;
-  all.engine.cpu_moe_layers = 0;
-  all.engine.engine_vram_rule = true;
-  if (!s.engine.engine_vram_rule && fits(all))
-    q.placement += " (every layer fits by llama.cpp's own accounting, not by the memory-budget model: --set engine.vram_rule=engine)";
   return finish();
 }
 
@@ -223,6 +220,19 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
   s.engine.cpu_moe_layers = 0;
   s.engine.head_on_cpu = false;
   if (fits(s)) return {describe(layers, 0, layers)};
+  // The flat spot of docs/memory-model.md: every layer may fit by llama.cpp's own accounting
+  // though not by the memory-budget model. The head-on-CPU placement below is judged by that
+  // accounting anyway, so every layer and the head on the GPUs, judged by it, comes first.
+  if (!s.engine.engine_vram_rule) {
+    sim::Scenario engine_rule = s;
+    engine_rule.engine.engine_vram_rule = true;
+    if (fits(engine_rule)) {
+      Placement p = describe(layers, 0, layers);
+      p.engine_accounting = true;
+      p.description += " (by llama.cpp's own accounting; the memory-budget model refuses it: engine.vram_rule=engine)";
+      out.push_back(p);
+    }
+  }
   if (s.model.moe)
     for (int n = 1; n <= layers; ++n) {
       s.engine.cpu_moe_layers = n;

@@ -59,6 +59,7 @@ struct Placement {
   std::string flags;  // llama.cpp's, without -c
   bool layers_on_cpu = false;  // some whole layers run on the CPU
   bool head_on_cpu = false;    // every layer on the GPUs, the LM head on the CPU (-ngl = the layer count)
+  bool engine_accounting = false;  // fits by llama.cpp's own accounting only (engine.vram_rule=engine)
 };
 
 // Whether the scenario's memory plan works out on its cards (sim::plan_cards does not refuse it).

@@ -531,8 +531,10 @@ int run_command(const std::vector<std::string>& argv) {
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sim::PowerSummary power = sim::summarise_power(scenario, result);
-  if (result.completed == 0 && result.rejected() > 0)
-    std::cerr << "vramsim run: warning: no request completed: all " << result.rejected()
+  // A run whose every request was rejected failed (exit 1), its summary printed all the same.
+  const bool none_completed = result.completed == 0 && result.rejected() > 0;
+  if (none_completed)
+    std::cerr << "vramsim run: no request completed: all " << result.rejected()
               << " were rejected (see requests.rejected_by_reason); there is no speed or power to report\n";
 
   if (trace_out) *trace_out << sim::chrome_trace(result.trace);
@@ -551,7 +553,7 @@ int run_command(const std::vector<std::string>& argv) {
       std::cout << "\n" << text;
     }
   }
-  return 0;
+  return none_completed ? 1 : 0;
 }
 
 }  // namespace vramsim::cli

@@ -156,17 +156,19 @@ Rank detect_rank(const std::function<const char*(const char*)>& getenv) {
 }
 
 json::Value record_for(const Point& p, const PointOutcome& outcome) {
-  if (outcome.exit_code != 0) {
+  // A run whose every request was rejected exits 1 with its summary, which says why.
+  auto summary = outcome.exit_code <= 1 ? json::parse(outcome.out) : json::parse("");
+  const bool summarised = summary && summary->is_object();
+  if (outcome.exit_code != 0 && !summarised) {
     std::string error = tail_of(outcome.err);
     if (error.empty()) error = "vramsim run exited with status " + std::to_string(outcome.exit_code);
     return failed_record(p, outcome.exit_code, error);
   }
-  auto summary = json::parse(outcome.out);
-  if (!summary || !summary->is_object())
+  if (!summarised)
     return failed_record(p, outcome.exit_code,
                          "unreadable output of vramsim run: " + (summary ? std::string("not an object") : summary.error().message));
-  // A run whose every request was rejected has no speed to report: a failed point, with the
-  // run's own reason, rather than a row of cache figures beside empty speeds.
+  // No speed to report: a failed point, with the run's own reason, rather than a row of cache
+  // figures beside empty speeds.
   if (const json::Value* completed = summary->at_path("requests.completed"); completed && completed->number() == 0) {
     // The reasons, from the run's rejected_by_reason (which the failed record does not keep).
     std::string why;
@@ -182,6 +184,8 @@ json::Value record_for(const Point& p, const PointOutcome& outcome) {
                          "no request completed: all " + (rejected ? rejected->text() : std::string("?")) + " were rejected" +
                              (why.empty() ? std::string() : " (" + why + ")"));
   }
+  if (outcome.exit_code != 0)
+    return failed_record(p, outcome.exit_code, "vramsim run exited with status " + std::to_string(outcome.exit_code) + ": " + tail_of(outcome.err));
   return ok_record(p, *summary);
 }
 

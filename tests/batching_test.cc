@@ -420,7 +420,10 @@ TEST_CASE("vllm: the experts need no room in host RAM, an engine that keeps them
 TEST_CASE("vllm: a prompt the pool can hold only below its watermark is refused at arrival", "[batching][vllm][errors]") {
   const std::string base = "--set hardware.gpu.preset=rtx-4090 --set engine.context=29344 --set workload.requests=1 "
                            "--set workload.clients=1 --set workload.gen_tokens=8 --set workload.prompt_tokens=";
-  const std::string over = run_json(kVllm, base + "29100");
+  auto refused = run_vramsim("run " + kVllm + " --json " + base + "29100");
+  INFO(refused.err);
+  REQUIRE(refused.status == 1);  // its one request refused: a failed run, with its summary
+  const std::string over = refused.out;
   CHECK(json_number(over, "blocks", "kv_pool") == 1834);
   CHECK(json_number(over, "prompt_exceeds_kv_pool", "rejected_by_reason") == 1);
   CHECK(json_number(over, "completed", "requests") == 0);

@@ -219,14 +219,15 @@ TEST_CASE("plan: the largest context is exact to the token", "[engines][plan]") 
   std::smatch m;
   REQUIRE(std::regex_search(out, m, std::regex("\"flags\": \"-ngl 99 -c 8192\"[^}]*\"max_context\": ([0-9]+)")));
   const std::string most = m[1];
-  // `run` keeps every layer on the GPU at that context, and moves the LM head to the CPU a token beyond it.
+  // `run` keeps every layer on the GPU at that context by the memory-budget model, and a token
+  // beyond it by llama.cpp's own accounting only.
   const std::string base = "run --model llama-3.1-8b --gpu rtx-3060-12gb --quant Q8_0 --set workload.requests=1 ";
   auto at = run_vramsim(base + "--context " + most);
   INFO(at.err);
   CHECK_THAT(at.out, Catch::Contains("rtx-3060-12gb: every layer on the GPU\n"));
   auto over = run_vramsim(base + "--context " + std::to_string(std::stoll(most) + 1));
   INFO(over.err);
-  CHECK_THAT(over.out, Catch::Contains("rtx-3060-12gb: every layer on the GPU but the LM head on the CPU"));
+  CHECK_THAT(over.out, Catch::Contains("rtx-3060-12gb: every layer on the GPU (by llama.cpp's own accounting"));
 }
 
 // A dense 70B in Q8_0 on an 8 GB card and 16 GiB of RAM: no placement holds it, and the reason

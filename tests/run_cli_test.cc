@@ -350,8 +350,14 @@ TEST_CASE("llama.cpp's -ngl equal to the layer count leaves the LM head on the C
   CHECK_THAT(vramsim::test::run_ok(llama + "--set engine.gpu_layers=32"),
              Catch::Contains("llama.cpp flags: -ngl 32 ") && Catch::Contains("CPU   no layer (-ngl 32), the embedding table and the LM head"));
   // When every layer and the head do not fit, run --model tries the head alone on the CPU before
-  // a whole layer: Gemma 3 27B's LM head (262k x 5376) is larger than one of its layers.
-  CHECK_THAT(vramsim::test::run_ok("run --model gemma-3-27b --gpu rtx-4090 --quant Q6_K --set workload.requests=1"),
+  // a whole layer: Gemma 3 27B's LM head (262k x 5376) is larger than one of its layers. At 4K
+  // every layer and the head fit by llama.cpp's own accounting (the memory-budget model refuses
+  // them), which judges the head-on-CPU placement too: that comes first; at 48K only the latter fits.
+  const std::string gemma = "run --model gemma-3-27b --gpu rtx-4090 --quant Q6_K --set workload.requests=1 --set workload.gen_tokens=1";
+  CHECK_THAT(vramsim::test::run_ok(gemma),
+             Catch::Contains("every layer on the GPU (by llama.cpp's own accounting; the memory-budget model refuses it: "
+                             "engine.vram_rule=engine)") && Catch::Contains("llama.cpp flags: -ngl 99 "));
+  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 49152"),
              Catch::Contains("every layer on the GPU but the LM head on the CPU") && Catch::Contains("llama.cpp flags: -ngl 62 "));
   // A row split has no CPU stage to put it on: refused with the way out.
   vramsim::test::check_usage_error(llama + "--gpus 2 --set engine.split=tensor --set engine.gpu_layers=32",
@@ -528,17 +534,18 @@ TEST_CASE("one-token requests: no expert figures, their prompt's KV blocks count
   CHECK(json_number(pool.out, "peak_blocks") >= 2 * 7);  // 100 tokens in 16-token blocks: 7 each
 }
 
-// A run whose every request is rejected has no speed or power: null figures and a warning, not zeros.
-TEST_CASE("a run that completes nothing reports no power, and says why", "[run][power]") {
+// A run whose every request is rejected failed (exit 1) and has no speed or power: null figures
+// and the reason, not zeros.
+TEST_CASE("a run that completes nothing exits 1, reports no power, and says why", "[run][power]") {
   auto r = run_vramsim("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) +
                        "/scenarios/mixtral-3090-offload.yaml --set engine.context=64 --set workload.prompt_tokens=100 --json");
-  REQUIRE(r.status == 0);
+  REQUIRE(r.status == 1);
   CHECK_THAT(r.out, Catch::Contains("\"avg_power_w\": null") && Catch::Contains("\"j_per_token\": null"));
   CHECK_THAT(r.err, Catch::Contains("no request completed: all 3 were rejected"));
   // An open loop's makespan is its arrivals' span even when nothing runs: still no power.
   auto open = run_vramsim("run mixtral-3090-offload --set engine.context=64 --set workload.prompt_tokens=100 --set workload.clients= "
                           "--set 'workload.arrival={process: poisson, rate: 2/s}' --set workload.requests=5 --json");
-  REQUIRE(open.status == 0);
+  REQUIRE(open.status == 1);
   CHECK_THAT(open.out, Catch::Contains("\"avg_power_w\": null") && Catch::Contains("\"total_j\": null"));
 }
 

@@ -116,10 +116,11 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
   auto picked = test::run_vramsim(names);
   INFO(picked.err);
   CHECK(picked.status == 0);
-  CHECK_THAT(picked.out, Catch::Contains("-ngl 40 ") && Catch::Contains("every layer on the GPU but the LM head on the CPU"));
-  // ... and says that the engine's own accounting would hold every layer (the flat spot).
-  CHECK_THAT(picked.out, Catch::Contains("(every layer fits by llama.cpp's own accounting, not by the memory-budget model: "
-                                         "--set engine.vram_rule=engine)"));
+  // Every layer fits by llama.cpp's own accounting, not by the memory-budget model (the flat
+  // spot): the accounting that judges the head-on-CPU placement holds them all, so that comes first.
+  CHECK_THAT(picked.out, Catch::Contains("-ngl 99 ") &&
+                             Catch::Contains("every layer on the GPU (by llama.cpp's own accounting; the memory-budget model "
+                                             "refuses it: engine.vram_rule=engine)"));
   // Every layer on the GPU, set: refused with the numbers (it used to run -ngl 39 instead).
   auto all = test::run_vramsim(names + " --set engine.gpu_layers=99");
   INFO(all.err);
@@ -144,9 +145,11 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
 TEST_CASE("engine.vram_rule: engine lifts the budget model's margins off an all-GPU placement", "[vram][placement]") {
   const std::string names = "run --model llama-3.3-70b --gpu rtx-4090 --quant IQ4_XS --set hardware.gpu.memory.capacity=40GiB "
                             "--set hardware.gpu.memory.driver_total= --set workload.requests=1";
-  // By default every layer with the head fails the budget model; the head alone goes to the CPU.
-  CHECK_THAT(test::run_ok(names), Catch::Contains("llama.cpp flags: -ngl 80 "));
-  CHECK_THAT(test::run_ok(names + " --set engine.vram_rule=engine"), Catch::Contains("llama.cpp flags: -ngl 99 "));
+  // Every layer with the head, set, fails the budget model; the engine's accounting holds them.
+  test::check_usage_error(names + " --set engine.gpu_layers=99", "does not fit");
+  CHECK_THAT(test::run_ok(names + " --set engine.gpu_layers=99 --set engine.vram_rule=engine"), Catch::Contains("llama.cpp flags: -ngl 99 "));
+  // run --model, placing it, takes the engine's accounting then (as for the head-on-CPU placement), and says so.
+  CHECK_THAT(test::run_ok(names), Catch::Contains("llama.cpp flags: -ngl 99 ") && Catch::Contains("engine.vram_rule=engine)"));
   test::check_usage_error(names + " --set engine.vram_rule=loose", "engine.vram_rule: expected one of budget, engine");
   test::check_usage_error("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml "
                           "--set engine.vram_rule=engine",
