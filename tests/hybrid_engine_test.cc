@@ -231,3 +231,13 @@ TEST_CASE("dense layers before the MoE ones hold and route no experts", "[engine
   CHECK(json_number(lite.out, "coverage", "cache") == 1.0);
   CHECK(json_number(lite.out, "p50", "expert_hit_rate") == 1.0);
 }
+
+// The flags `run --model` prints reproduce its run: a hot set sized to the card (size: auto)
+// is not the preset's default (none), so it is printed.
+TEST_CASE("hybrid-cpu-experts: the printed flags keep a hot set sized to the card", "[hybrid][engines]") {
+  const std::string base = "run --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                           "--set workload.requests=1";
+  CHECK_THAT(vramsim::test::run_ok(base + " --set engine.expert_cache.size=auto"),
+             Catch::Contains("--set engine.expert_cache.size=auto"));
+  CHECK_THAT(vramsim::test::run_ok(base), Catch::Contains("--set engine.expert_cache.size=0 "));  // the preset's none
+}
