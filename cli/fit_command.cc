@@ -99,7 +99,7 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
   q.kv_k = kv(args.get("--kv-type-k") ? "--kv-type-k" : "--kv-type");
   q.kv_v = kv(args.get("--kv-type-v") ? "--kv-type-v" : "--kv-type");
   q.kv_per_side = args.get("--kv-type-k") || args.get("--kv-type-v");
-  q.context_tokens = args.integer("--context", std::min(kDefaultContext, q.model.max_context), 0, std::int64_t{1} << 40);
+  q.context_tokens = args.integer("--context", std::min(kDefaultContext, q.model.max_context), 1, std::int64_t{1} << 40);
   q.concurrency = static_cast<int>(args.integer("--concurrency", 1, 1, 1 << 20));
   q.gpus = static_cast<int>(args.integer("--gpus", 1, 1, 1024));
   return q;

@@ -200,6 +200,11 @@ QuickScenario quick_scenario(const Args& args) {
   if (placements.empty()) throw std::invalid_argument(s.model.name + " " + why_nothing_fits(s));
   apply_placement(placements.front(), q.scenario.engine);
   q.placement = placements.front().description;
+  // The first that fits in a fixed order (fitting_placements), not the fastest: plan simulates
+  // each (an MoE over several cards can decode faster with whole layers on the CPU).
+  if (placements.size() > 1)
+    q.placement += "; " + std::to_string(placements.size() - 1) + " other placement" + (placements.size() > 2 ? "s fit" : " fits") +
+                   ": vramsim plan simulates each";
   return finish();
 }
 

@@ -517,7 +517,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     if (s.speculative) {
       s.draft_tokens = static_cast<int>(sp->integer("draft_tokens", 1, 64));
       s.acceptance = sp->number("acceptance", Lower::NonNegative);
-      if (s.acceptance >= 1) sp->fail_at("acceptance", "an acceptance rate is below 1");
+      if (s.acceptance >= 1)
+        sp->fail_at("acceptance", "an acceptance rate is a share of the drafts, below 1, got " + sp->node().find("acceptance")->text());
       s.draft_head_bytes = sp->quantity("head", Dimension::Bytes, Lower::NonNegative);
     } else {
       // kind: none switches MTP off; its settings may stay in the file (e.g. --set ...kind=none).

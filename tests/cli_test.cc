@@ -99,7 +99,7 @@ TEST_CASE("a command-line override refines a preset: a 48 GB RTX 5090", "[cli]")
 TEST_CASE("context 0 and a context beyond the model are refused", "[cli][errors]") {
   auto zero = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --context 0");
   CHECK(zero.status == 2);
-  CHECK_THAT(zero.err, Catch::Contains("context must be at least 1 token"));
+  CHECK_THAT(zero.err, Catch::Contains("--context: must be between 1 and"));
   auto beyond = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --context 1000000");
   CHECK(beyond.status == 2);
   CHECK_THAT(beyond.err, Catch::Contains("exceeds llama-3.1-8b's maximum"));
