@@ -301,6 +301,12 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   p.prefill_ubatch = static_cast<int>(e.optional_integer("prefill_ubatch", 1, 1 << 20).value_or(0));
   p.gemm_half_rows = e.optional_number("gemm_half_rows", Lower::NonNegative).value_or(0.0);
   p.matvec_max_rows = static_cast<int>(e.optional_integer("matvec_max_rows", 0, 1 << 20).value_or(0));
+  if (auto eff = e.optional_number("matvec_compute_efficiency")) {
+    if (*eff > 1) e.fail_at("matvec_compute_efficiency", "an efficiency is at most 1");
+    if (p.matvec_max_rows == 0)
+      e.fail_at("matvec_compute_efficiency", "applies to micro-batches of at most matvec_max_rows tokens, which is 0 (none)");
+    p.matvec_compute_efficiency = *eff;
+  }
   if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) {
     if (*eff > 1) e.fail_at("cpu_bandwidth_efficiency", "an efficiency is at most 1");
     p.cpu_bandwidth_efficiency = *eff;

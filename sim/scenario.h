@@ -87,6 +87,7 @@ struct EnginePhysics {
   int prefill_ubatch = 0;               // prompt tokens per micro-batch; 0: the whole prompt at once
   double gemm_half_rows = 0;            // prefill GEMM rows at which it reaches half its rate (0: no such loss)
   int matvec_max_rows = 0;              // micro-batches of at most this many tokens run matrix-vector kernels: no such loss
+  double matvec_compute_efficiency = 0; // ... whose arithmetic runs at this share of the dense fp16 rate (0: gpu_compute_efficiency)
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   // Share of each card's TDP - idle drawn above idle while a kernel is resident, working or not

@@ -200,8 +200,15 @@ double StepModel::compute_floor(int tokens) const {
   const auto& m = s_.model;
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
   const double flops = 2.0 * m.params_active * tokens * share;
-  const double rate = gemm_peak_ * (host_ ? 1.0 : s_.engine.physics.gpu_compute_efficiency);
-  return flops / rate;
+  if (host_) return flops / gemm_peak_;
+  const double matvec = matvec_rate(tokens);
+  return flops / (matvec > 0 ? matvec : gemm_peak_ * s_.engine.physics.gpu_compute_efficiency);
+}
+
+double StepModel::matvec_rate(double tokens) const {
+  const auto& ph = s_.engine.physics;
+  if (host_ || tokens > ph.matvec_max_rows || ph.matvec_compute_efficiency <= 0) return 0.0;
+  return card_.gpu.spec.dense_fp16_flops * ph.matvec_compute_efficiency;
 }
 
 namespace {
@@ -243,6 +250,7 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
   const auto& m = s_.model;
   if (tokens <= 0) return 0.0;
   const auto& ph = s_.engine.physics;
+  if (const double matvec = matvec_rate(tokens); matvec > 0) return 2.0 * m.params_active * tokens * share / matvec;
   const double half = tokens <= ph.matvec_max_rows ? 0.0 : ph.gemm_half_rows;  // a mat-vec kernel has no tiles to fill
   if (half <= 0) return 2.0 * m.params_active * tokens * share / rate;
   const double expert_params = m.moe ? m.moe->layers * m.moe->experts_per_token * m.moe->expert_params : 0.0;

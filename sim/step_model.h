@@ -142,7 +142,8 @@ class StepModel {
   StepCosts step_fixed(int tokens, int drafts) const;
   // The least time a decode step of `tokens` positions can take on this card's layers: its
   // FLOPs (2 x active parameters per position, this card's share) at the dense fp16 rate x
-  // gpu_compute_efficiency (the host's own rate for CPU layers). Continuous batching's floor.
+  // gpu_compute_efficiency, or at matvec_rate() for a few positions (the host's own rate for
+  // CPU layers). Continuous batching's and speculative verification's floor.
   double compute_floor(int tokens) const;
   // One token's hidden state (fp16), the bytes a pipeline hands to the next card per token and
   // a tensor split all-reduces twice per layer.
@@ -170,8 +171,13 @@ class StepModel {
   // micro-batch of at most engine.matvec_max_rows tokens runs matrix-vector kernels, as a
   // decode step does: no tiles, no such loss.
   double prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const;
-  // ... of one micro-batch of `tokens` tokens.
+  // ... of one micro-batch of `tokens` tokens. One of at most engine.matvec_max_rows tokens runs
+  // matrix-vector kernels at matvec_rate() when the engine gives that rate.
   double ubatch_gemm_seconds(double tokens, double share, double rate) const;
+  // The arithmetic rate (FLOP/s) of this card's matrix-vector kernels for `tokens` columns:
+  // dense fp16 x engine.matvec_compute_efficiency when tokens <= matvec_max_rows and that
+  // efficiency is set; 0 otherwise (the GEMM rate applies).
+  double matvec_rate(double tokens) const;
   // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x
   // query_heads x head_dim per (query, key) pair a layer attends, causal, for `tokens` new
   // positions after `cached` ones already in the KV cache (a reused prefix, tokens computed

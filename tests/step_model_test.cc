@@ -262,12 +262,32 @@ TEST_CASE("micro-batches within matvec_max_rows skip the GEMM fill curve", "[ste
   Scenario s = llama_bench({});
   s.engine.physics.gemm_half_rows = 62;
   s.engine.physics.matvec_max_rows = 8;
+  s.engine.physics.matvec_compute_efficiency = 0;  // no rate of their own: the GEMM rate, unfilled
   const StepModel m(s, plan_vram(s));
   const double rate = 1e14;
   auto plain = [&](double tokens) { return 2.0 * s.model.params_active * tokens / rate; };
   CHECK(m.ubatch_gemm_seconds(8, 1.0, rate) == Approx(plain(8)));
   CHECK(m.ubatch_gemm_seconds(1, 1.0, rate) == Approx(plain(1)));
   CHECK(m.ubatch_gemm_seconds(9, 1.0, rate) == Approx(plain(9) * (9 + 62) / 9.0));
+}
+
+// engine.matvec_compute_efficiency: the matrix-vector kernels' arithmetic rate, a share of the
+// dense fp16 rate, for micro-batches and decode steps of at most matvec_max_rows positions.
+TEST_CASE("a few positions run at the matrix-vector rate, in prefill micro-batches and decode steps alike", "[step][prefill]") {
+  Scenario s = llama_bench({"engine.matvec_max_rows=8", "engine.matvec_compute_efficiency=0.1"});
+  const StepModel m(s, plan_vram(s));
+  const double matvec = s.cards[0].gpu.spec.dense_fp16_flops * 0.1;
+  const double flops = 2.0 * s.model.params_active;  // per position
+  CHECK(m.matvec_rate(8) == Approx(matvec));
+  CHECK(m.matvec_rate(9) == 0);
+  CHECK(m.ubatch_gemm_seconds(4, 1.0, 1e14) == Approx(4 * flops / matvec));
+  CHECK(m.compute_floor(4) == Approx(4 * flops / matvec));
+  CHECK(m.compute_floor(16) == Approx(16 * flops / (gemm_peak(s.cards[0].gpu.spec, s) * s.engine.physics.gpu_compute_efficiency)));
+  // A compute-bound micro-batch of 8 takes its arithmetic's time; one of 1 reads the weights.
+  s.engine.physics.prefill_ubatch = 8;
+  const StepModel eight(s, plan_vram(s));
+  const StepCosts c = eight.prefill(PrefillPass{{{512, 0}}});
+  CHECK(c.compute == Approx(64 * 8 * flops / matvec + eight.step_fixed(1, 0).compute).epsilon(0.002));  // + attention
 }
 
 TEST_CASE("a pipeline step ends no earlier than each card's link work from that card's start", "[step][link]") {
