@@ -105,6 +105,11 @@ TEST_CASE("offload to a host: resident share and a smaller model that beats it",
   CHECK(*r.decode_tok_s < r.gpu_decode_tok_s);
   REQUIRE(r.smaller_model);
   CHECK(r.smaller_model_faster);
+  // The smaller model is an MoE (Qwen3-30B-A3B): its speed is the formula's upper bound, and the
+  // suggestion says so.
+  CHECK(r.smaller_model->moe);
+  CHECK_THAT(vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --host ddr5-dual-channel"),
+             Catch::Contains("(MoE: an upper bound, see `fit --model qwen3-30b-a3b --quant Q4_K_M`)"));
 }
 
 TEST_CASE("offload over several cards: the speed of the share whole layers keep in VRAM", "[fit]") {
@@ -311,7 +316,7 @@ TEST_CASE("fit flags an MoE model's decode as an upper bound, with the measured 
   INFO(offloaded.err);
   REQUIRE(offloaded.status == 0);
   CHECK_THAT(offloaded.out, Catch::Contains("note         MoE offloaded:") && Catch::Contains("--n-cpu-moe") &&
-                                !Catch::Contains("upper bound"));
+                                !Catch::Contains("note         MoE: an upper bound"));
 }
 
 // The reference's split efficiency stays the formula's, with a note that measured layer splits

@@ -155,6 +155,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     if (upper(q.quant.name) != upper(alt.native_format)) change += " --quant " + q.quant.name;
     Suggestion s = evaluate("smaller_model", change, aq, ar, rep.usable_bytes);
     if (!s.fits) continue;
+    s.moe = alt.moe.has_value();
     if (alt.params_total > best_params) {
       best_params = alt.params_total;
       rep.smaller_model = s;

@@ -41,6 +41,7 @@ struct Suggestion {
   Footprint footprint;
   bool fits = false;
   double decode_tok_s = 0;  // on the GPU(s) alone, when it fits
+  bool moe = false;         // the model is an MoE: decode_tok_s is the formula's upper bound
 };
 
 struct FitReport {
