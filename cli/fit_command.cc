@@ -275,7 +275,7 @@ std::string to_table(const workloads::FitReport& rep) {
     if (rep.smaller_model) {
       o << "    " << rep.smaller_model->change << " (a smaller model): total " << gib(rep.smaller_model->footprint.total)
         << ", fits, " << fixed(rep.smaller_model->decode_tok_s, 1) << " tok/s";
-      if (rep.smaller_model->moe) o << " (MoE: an upper bound, see `fit " << rep.smaller_model->change << "`)";
+      if (rep.smaller_model->moe) o << " (MoE: the formula's upper bound, as its own `fit` notes)";
       if (rep.smaller_model_faster) o << ": faster than this model offloaded";
       o << "\n";
     }

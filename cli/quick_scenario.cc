@@ -228,7 +228,7 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
   // The flat spot of docs/memory-model.md: every layer may fit by llama.cpp's own accounting
   // though not by the memory-budget model. The head-on-CPU placement below is judged by that
   // accounting anyway, so every layer and the head on the GPUs, judged by it, comes first.
-  if (!s.engine.engine_vram_rule) {
+  if (!s.engine.engine_vram_rule && !s.engine.vram_rule_given) {  // not when the budget rule was chosen
     sim::Scenario engine_rule = s;
     engine_rule.engine.engine_vram_rule = true;
     if (fits(engine_rule)) {

@@ -527,7 +527,12 @@ int run_command(const std::vector<std::string>& argv) {
   try {
     result = sim::run_scenario(scenario, options);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what() + placement_hint(scenario));
+    const std::string why = e.what();
+    std::string hint = placement_hint(scenario);
+    // The refusal already names the engine's accounting: a hint to the same rule adds nothing.
+    if (why.find("engine.vram_rule=engine") != std::string::npos && hint.find("engine.vram_rule=engine") != std::string::npos)
+      hint.clear();
+    throw UsageError(why + hint);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sim::PowerSummary power = sim::summarise_power(scenario, result);

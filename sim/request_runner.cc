@@ -65,7 +65,14 @@ class SharedRouting {
 // stages are in); the host CPU's stage is CPU time. A pipeline sums its stages; side by side,
 // the slowest card sets the pace.
 void add_stage(StepResult& out, StepCosts costs, const Stage& stage, int positions, bool side_by_side) {
-  costs.compute = std::max(costs.compute, stage.model->compute_floor(positions));
+  // Its kernels, when compute-bound, keep the launch queue ahead of the GPU: their per-layer
+  // launches are hidden, as a prefill micro-batch's are (StepModel::prefill).
+  const double floor = stage.model->compute_floor(positions);
+  const double launches = stage.model->layer_launches();
+  if (floor >= costs.compute + launches && floor > costs.compute) {
+    costs.compute = floor;
+    costs.launch_sync = std::max(0.0, costs.launch_sync - launches);
+  }
   if (side_by_side) costs.transfer += std::max(0.0, costs.link_busy - costs.total());
   if (stage.card < 0) costs = as_cpu_layers(costs);
   if (!side_by_side)
@@ -133,6 +140,7 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
     PrefillPass pass;
     pass.sequences = sequences;
     const auto [full, size, rest] = model.ubatch_split(tokens);
+    static_cast<void>(full);
     if (!s_.model.moe) return pass;
     for (int layer = std::max(first_layer, first_moe_); layer < end_layer; ++layer) {
       const Popularity& pop = popularity_[static_cast<std::size_t>(layer - first_moe_)];
@@ -149,10 +157,12 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
           pass.resident_last_ubatch += last;
         } else {
           pass.missing_experts += (*touched)[e];
-          pass.missing_per_ubatch += static_cast<double>(full) * (*by_full)[e] + last;
+          pass.missing_full_ubatch += (*by_full)[e];
+          pass.missing_last_ubatch += last;
         }
       }
       pass.gpu_expert_layers += gpu_experts ? 1 : 0;
+      ++pass.moe_layers;
     }
     return pass;
   };

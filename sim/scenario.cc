@@ -298,13 +298,13 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
                                  : e.optional_number("zero_copy_efficiency").value_or(1.0);
   p.default_pcie_frac = split ? share("default_pcie_frac", Lower::NonNegative)
                               : e.optional_number("default_pcie_frac", Lower::NonNegative).value_or(0.0);
-  p.prefill_ubatch = static_cast<int>(e.optional_integer("prefill_ubatch", 1, 1 << 20).value_or(0));
+  p.prefill_ubatch = static_cast<int>(e.optional_integer("prefill_ubatch", 0, 1 << 20).value_or(0));
   p.gemm_half_rows = e.optional_number("gemm_half_rows", Lower::NonNegative).value_or(0.0);
   p.matvec_max_rows = static_cast<int>(e.optional_integer("matvec_max_rows", 0, 1 << 20).value_or(0));
+  p.matvec_max_rows_experts =
+      static_cast<int>(e.optional_integer("matvec_max_rows_experts", 0, 1 << 20).value_or(p.matvec_max_rows));
   if (auto eff = e.optional_number("matvec_compute_efficiency")) {
     if (*eff > 1) e.fail_at("matvec_compute_efficiency", "an efficiency is at most 1");
-    if (p.matvec_max_rows == 0)
-      e.fail_at("matvec_compute_efficiency", "applies to micro-batches of at most matvec_max_rows tokens, which is 0 (none)");
     p.matvec_compute_efficiency = *eff;
   }
   if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) {
@@ -387,6 +387,7 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       e.fail_at("vram_rule", "applies to an engine whose weights stay with their layers (llama.cpp): this one sizes an "
                              "expert cache or a KV pool from the free VRAM");
     s.engine_vram_rule = *rule == "engine";
+    s.vram_rule_given = true;
   }
   const std::string split = e.optional_string("split").value_or(cards > 1 ? "pipeline" : "single");
   if (split != "single" && split != "pipeline" && split != "tensor" && split != "expert")

@@ -87,6 +87,7 @@ struct EnginePhysics {
   int prefill_ubatch = 0;               // prompt tokens per micro-batch; 0: the whole prompt at once
   double gemm_half_rows = 0;            // prefill GEMM rows at which it reaches half its rate (0: no such loss)
   int matvec_max_rows = 0;              // micro-batches of at most this many tokens run matrix-vector kernels: no such loss
+  int matvec_max_rows_experts = 0;      // ... for the routed experts' products (default: matvec_max_rows)
   double matvec_compute_efficiency = 0; // ... whose arithmetic runs at this share of the dense fp16 rate (0: gpu_compute_efficiency)
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
@@ -137,6 +138,7 @@ struct EngineSetup {
   // vram_rule: engine: judge a placement with every layer on the GPUs as offload placements
   // are, by weights + KV + runtime against the card's total, not by the memory-budget model.
   bool engine_vram_rule = false;
+  bool vram_rule_given = false;  // the scenario or a --set chose the rule (run --model keeps it)
   Split split = Split::Single;
   std::vector<int> layer_split;  // layers per card (pipeline); empty: proportional to free memory
   std::optional<int> max_queue;  // admission control: requests waiting beyond this are rejected

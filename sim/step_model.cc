@@ -101,15 +101,25 @@ void StepModel::init(const VramPlan& plan) {
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
 }
 
+double StepModel::expert_reads(const LayerExperts& e, int tokens) const {
+  const auto& m = s_.model;
+  const int looked_up = e.hits + e.misses;
+  if (host_ || tokens < 2 || tokens > s_.engine.physics.matvec_max_rows_experts || looked_up == 0 || !m.moe) return e.hits;
+  // Matrix-vector kernels over expert ids compute each (position, expert) pair on its own:
+  // the layer's top-k x positions pairs, the resident experts' share of them, each read.
+  return static_cast<double>(tokens) * m.moe->experts_per_token * e.hits / looked_up;
+}
+
 StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
   StepCosts c;
   // KV: T new positions over the cached ones (windowed layers bounded by their window).
   const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
   const double attention = (layer_bytes_ + kv) / bw_;
-  const double hits = e.hits * expert_bytes_ / bw_;
+  const double resident_reads = expert_reads(e, tokens);
+  const double hits = resident_reads * expert_bytes_ / bw_;
   c.compute = attention + hits;
-  c.vram_bytes = layer_bytes_ + kv + e.hits * expert_bytes_;
+  c.vram_bytes = layer_bytes_ + kv + resident_reads * expert_bytes_;
   c.launch_sync = host_ ? 0.0 : ph.layer_launch;  // kernel launches: a GPU layer's (the CPU's ops are its compute)
   if (!host_ && e.hits > 0) {  // experts computed on a GPU: the expert path's fixed cost, no kernel resident
     c.launch_sync += ph.moe_layer_sync;
@@ -159,7 +169,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   LayerDemand d;
   const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
   d.gpu_before = (layer_bytes_ + kv) / bw_ + (host_ ? 0.0 : ph.layer_launch) + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
-  d.gpu_hits = e.hits * expert_bytes_ / bw_;
+  d.gpu_hits = expert_reads(e, tokens) * expert_bytes_ / bw_;
   if (e.misses == 0) return d;
   // The platform's link runs at the nominal host->device rate; layer() reads the experts at
   // link_bw_ (NUMA-adjusted), so the bytes are scaled to take layer()'s time on it.
@@ -199,17 +209,16 @@ StepCosts StepModel::step_fixed(int tokens, int drafts) const {
 double StepModel::compute_floor(int tokens) const {
   const auto& m = s_.model;
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
-  const double flops = 2.0 * m.params_active * tokens * share;
-  if (host_) return flops / gemm_peak_;
-  const double matvec = matvec_rate(tokens);
-  return flops / (matvec > 0 ? matvec : gemm_peak_ * s_.engine.physics.gpu_compute_efficiency);
+  if (host_) return 2.0 * m.params_active * tokens * share / gemm_peak_;
+  return ubatch_gemm_seconds(tokens, share, gemm_peak_ * s_.engine.physics.gpu_compute_efficiency);
 }
 
-double StepModel::matvec_rate(double tokens) const {
-  const auto& ph = s_.engine.physics;
-  if (host_ || tokens > ph.matvec_max_rows || ph.matvec_compute_efficiency <= 0) return 0.0;
-  return card_.gpu.spec.dense_fp16_flops * ph.matvec_compute_efficiency;
+double StepModel::matvec_rate() const {
+  const double eff = s_.engine.physics.matvec_compute_efficiency;
+  return host_ || eff <= 0 ? 0.0 : card_.gpu.spec.dense_fp16_flops * eff;
 }
+
+double StepModel::layer_launches() const { return host_ ? 0.0 : layers_ * s_.engine.physics.layer_launch; }
 
 namespace {
 // (query, key) pairs of `tokens` causal queries after `cached` positions, each query seeing at
@@ -248,19 +257,29 @@ StepModel::UbatchSplit StepModel::ubatch_split(std::int64_t tokens) const {
 
 double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) const {
   const auto& m = s_.model;
-  if (tokens <= 0) return 0.0;
   const auto& ph = s_.engine.physics;
-  if (const double matvec = matvec_rate(tokens); matvec > 0) return 2.0 * m.params_active * tokens * share / matvec;
-  const double half = tokens <= ph.matvec_max_rows ? 0.0 : ph.gemm_half_rows;  // a mat-vec kernel has no tiles to fill
-  if (half <= 0) return 2.0 * m.params_active * tokens * share / rate;
+  if (tokens <= 0) return 0.0;
   const double expert_params = m.moe ? m.moe->layers * m.moe->experts_per_token * m.moe->expert_params : 0.0;
   const double dense_params = m.params_active - expert_params;
-  double params = dense_params * (tokens + half) / tokens;  // params / fill, fill = u / (u + half)
-  if (m.moe) {
-    const double rows = std::max(1.0, tokens * m.moe->experts_per_token / m.moe->experts);
-    params += expert_params * (rows + half) / rows;
-  }
-  return 2.0 * tokens * share * params / rate;
+  const double matvec = matvec_rate();
+  // One part's seconds: `params` per token, GEMMs of `rows` rows, or matrix-vector kernels.
+  auto part = [&](double params, double rows, bool matrix_vector) {
+    const double flops = 2.0 * tokens * params * share;
+    if (matrix_vector) return flops / (matvec > 0 ? matvec : rate);  // no tiles to fill
+    if (ph.gemm_half_rows <= 0) return flops / rate;
+    return flops * (rows + ph.gemm_half_rows) / rows / rate;  // fill = r / (r + h)
+  };
+  double seconds = part(dense_params, tokens, tokens <= ph.matvec_max_rows);
+  if (!m.moe) return seconds;
+  if (tokens <= ph.matvec_max_rows_experts || ph.gemm_half_rows <= 0)
+    return seconds + part(expert_params, tokens, tokens <= ph.matvec_max_rows_experts);
+  // Tiled: each expert a micro-batch touches runs one GEMM over its own rows, paying the fill
+  // loss once: k x tokens rows in all plus h per touched expert, E (1 - (1 - k/E)^tokens) of
+  // them per layer under even routing (all E once the micro-batch is large).
+  const double k = m.moe->experts_per_token, experts = m.moe->experts;
+  const double touched = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
+  const double rows = k * tokens;
+  return seconds + 2.0 * tokens * expert_params * share * (rows + ph.gemm_half_rows * touched) / rows / rate;
 }
 
 double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {
@@ -294,48 +313,29 @@ void StepModel::for_each_ubatch(const std::vector<PromptSequence>& sequences,
 StepCosts StepModel::prefill(const PrefillPass& pass) const {
   const auto& m = s_.model;
   const auto& ph = s_.engine.physics;
-  StepCosts c;
-  std::int64_t tokens = 0;
-  double attention_flops = 0;
-  for (const auto& q : pass.sequences) {
-    tokens += q.tokens;
-    attention_flops += prefill_attention_flops(q.tokens, q.cached);
-  }
   // This card's share of the prompt's FLOPs: its layers, its shard of each.
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
-  const double flops = 2.0 * m.params_active * static_cast<double>(tokens) * share;
-  if (host_) {
-    // Host layers: 32 tokens or more go to the first card, the layers' weights (and the active
-    // experts touched) streamed over its link; fewer are computed by the CPU from RAM.
-    // The LM head (on the CPU with CPU layers) computes the prompt's last logits alone: one
-    // row, below the 32 that send an operation to the card, so the CPU reads it once.
-    const double copied = layer_bytes_ * layers_ + (pass.resident_experts + pass.missing_experts) * expert_bytes_;
-    const double weights = copied + head_bytes_;
-    if (tokens >= 32) {
-      const auto& gpu = s_.cards.front();
-      c.transfer = ubatches(tokens) * copied / gpu.link.h2d_bandwidth;
-      c.compute = prefill_gemm_seconds(tokens, share, gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency) +
-                  attention_flops / (gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency) + head_bytes_ / bw_;
-      c.pcie_bytes = ubatches(tokens) * copied;
-      c.flops = flops + attention_flops;  // on the first card
-    } else {
-      c.compute = std::max((flops + attention_flops) / gemm_peak_, weights / bw_);
-    }
-    return c;
-  }
+  if (host_) return host_prefill(pass, share);
+  StepCosts c;
   const double rate = gemm_peak_ * ph.gpu_compute_efficiency;
   // Attention runs in fp16 whatever the weights' format (FP8 weights speed up only the GEMMs).
   const double attention_rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
-  // Each micro-batch: its GEMMs and attention, or what it reads (the non-expert weights, the
-  // resident experts it touches, its sequences' KV cache) plus the per-layer fixed cost, as a
-  // decode step pays it, whichever takes longer: kernels long enough to be compute-bound keep
-  // the launch queue ahead of the GPU, so their launches are hidden.
-  const double launches = layers_ * ph.layer_launch + pass.gpu_expert_layers * ph.moe_layer_sync;
+  const double launches = layer_launches() + pass.gpu_expert_layers * ph.moe_layer_sync;
+  const double layers = layers_;
+  const bool copies_in = s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu;
   for_each_ubatch(pass.sequences, [&](const UbatchWork& u) {
-    const double experts = u.full ? pass.resident_full_ubatch : pass.resident_last_ubatch;
+    // The GPU: its GEMMs and attention, or what it reads (the non-expert weights, the resident
+    // experts it touches, its sequences' KV cache) plus the per-layer fixed cost, as a decode
+    // step pays it, whichever takes longer: kernels long enough to be compute-bound keep the
+    // launch queue ahead of the GPU, so their launches are hidden.
+    double resident = u.full ? pass.resident_full_ubatch : pass.resident_last_ubatch;
+    const double missing = u.full ? pass.missing_full_ubatch : pass.missing_last_ubatch;
+    if (m.moe && u.tokens > 1 && u.tokens <= ph.matvec_max_rows_experts && resident + missing > 0)
+      resident *= static_cast<double>(u.tokens) * m.moe->experts_per_token * pass.moe_layers / (resident + missing);  // pairs (expert_reads)
     const double read =
-        layer_bytes_ * layers_ + experts * expert_bytes_ + u.kv_positions * kv_bytes_per_token_layer_ * layers_;
+        layer_bytes_ * layers_ + resident * expert_bytes_ + u.kv_positions * kv_bytes_per_token_layer_ * layers_;
     const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate;
+    const double gpu = std::max(work, read / bw_ + launches);
     if (work >= read / bw_ + launches) {
       c.compute += work;
     } else {
@@ -343,36 +343,67 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
       c.launch_sync += launches;
     }
     c.vram_bytes += read;
+    c.flops += 2.0 * m.params_active * static_cast<double>(u.tokens) * share + u.attention_flops;
+    // Its experts in RAM. Copy-in policies load them once for the pass (below).
+    if (missing <= 0 || copies_in) return;
+    if (!s_.engine.expert_cache && u.tokens >= 32) {
+      // llama.cpp: an operation of 32 tokens or more runs on the GPU, the RAM-resident experts
+      // it touches copied over the link.
+      c.transfer += missing * expert_bytes_ / link_bw_;
+      c.pcie_bytes += missing * expert_bytes_;
+      return;
+    }
+    // The host computes them while the GPU runs its part (all worker groups at the host's
+    // expert throughput); per layer the GPU waits for the bubble and the host's part; the
+    // layers are alike, so sum the max.
+    const double host = missing * expert_bytes_ / cpu_bw_;
+    const double extra = std::max(0.0, ph.miss_sync + host / layers - gpu / layers);
+    const double bubble = std::min(extra, ph.miss_sync);
+    c.stall += bubble * layers;
+    c.host_idle += std::min(extra, ph.miss_sync_idle) * layers;
+    c.cpu_experts += (extra - bubble) * layers;
+    c.pcie_bytes += 2.0 * static_cast<double>(u.tokens) * activation_bytes_ * layers;
   });
   c.compute += head_bytes_ / bw_;  // the pass's last logits
   c.vram_bytes += head_bytes_;
-  c.flops = flops + attention_flops;
   const double overhead = head_bytes_ > 0 ? ph.step_overhead : 0.0;  // sampling, on the card with the head
   c.launch_sync += overhead;
-  c.host_idle = overhead;
-  const double missing_experts = pass.missing_experts;
-  if (missing_experts <= 0) return c;
-  const double layers = layers_;
-  if (!s_.engine.expert_cache && tokens >= 32) {
-    // llama.cpp: a prompt batch of 32 tokens or more copies the RAM-resident experts it touches
-    // to the GPU and computes them there, once per micro-batch.
-    c.transfer = pass.missing_per_ubatch * expert_bytes_ / link_bw_;
-    c.pcie_bytes = pass.missing_per_ubatch * expert_bytes_;
-    return c;
-  }
-  if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
-    const double stream = missing_experts * (link_latency_ + slot_bytes_ / link_bw_);
+  c.host_idle += overhead;
+  if (copies_in && pass.missing_experts > 0) {
+    const double stream = pass.missing_experts * (link_latency_ + slot_bytes_ / link_bw_);
     c.transfer = std::max(0.0, stream - c.compute);
-    c.pcie_bytes = missing_experts * slot_bytes_;
-  } else {
-    // Per layer: max(GPU part, bubble + host part); the layers are alike, so sum the max.
-    const double host = missing_experts * expert_bytes_ / cpu_bw_;
-    const double per_layer_extra = std::max(0.0, ph.miss_sync + host / layers - c.compute / layers);
-    c.stall = std::min(per_layer_extra, ph.miss_sync) * layers;
-    c.host_idle += std::min(per_layer_extra, ph.miss_sync_idle) * layers;
-    c.cpu_experts = per_layer_extra * layers - c.stall;
-    c.pcie_bytes = 2.0 * static_cast<double>(tokens) * activation_bytes_ * layers;
+    c.pcie_bytes = pass.missing_experts * slot_bytes_;
   }
+  return c;
+}
+
+StepCosts StepModel::host_prefill(const PrefillPass& pass, double share) const {
+  const auto& m = s_.model;
+  const auto& ph = s_.engine.physics;
+  StepCosts c;
+  // Micro-batch by micro-batch, as llama.cpp decides per operation: one of 32 tokens or more
+  // runs on the first card, these layers' weights and the experts it touches streamed over its
+  // link; a smaller one is computed by the CPU from RAM, which reads them for it.
+  const auto& gpu = s_.cards.front();
+  const double gpu_rate = gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency;
+  const double gpu_attention_rate = gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
+  for_each_ubatch(pass.sequences, [&](const UbatchWork& u) {
+    const double experts = u.full ? pass.resident_full_ubatch + pass.missing_full_ubatch
+                                  : pass.resident_last_ubatch + pass.missing_last_ubatch;
+    const double weights = layer_bytes_ * layers_ + experts * expert_bytes_;
+    const double flops = 2.0 * m.params_active * static_cast<double>(u.tokens) * share;
+    if (u.tokens >= 32) {
+      c.transfer += weights / gpu.link.h2d_bandwidth;
+      c.pcie_bytes += weights;
+      c.compute += ubatch_gemm_seconds(static_cast<double>(u.tokens), share, gpu_rate) + u.attention_flops / gpu_attention_rate;
+      c.flops += flops + u.attention_flops;  // on the first card
+    } else {
+      c.compute += std::max((flops + u.attention_flops) / gemm_peak_, weights / bw_);
+    }
+  });
+  // The LM head (on the CPU with CPU layers) computes the prompt's last logits alone: one row,
+  // below the 32 that send an operation to the card, so the CPU reads it once.
+  c.compute += head_bytes_ / bw_;
   return c;
 }
 

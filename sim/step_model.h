@@ -80,10 +80,12 @@ struct PrefillPass {
   std::vector<PromptSequence> sequences;  // prefilled together, cut in this order into micro-batches
   double missing_experts = 0;             // touched by the whole pass, not resident
   double resident_experts = 0;            // touched by the whole pass, resident (in VRAM)
-  double missing_per_ubatch = 0;          // not resident, touched by each micro-batch, summed over them
+  double missing_full_ubatch = 0;         // not resident, touched by one full micro-batch
+  double missing_last_ubatch = 0;         // not resident, touched by the last, shorter one (if any)
   double resident_full_ubatch = 0;        // resident, touched by one full micro-batch
   double resident_last_ubatch = 0;        // resident, touched by the last, shorter one (if any)
   int gpu_expert_layers = 0;              // MoE layers whose touched experts include resident ones
+  int moe_layers = 0;                     // this card's MoE layers
 };
 
 // The peak rate (FLOP/s) of `gpu`'s tensor cores for the scenario's weight matrix products:
@@ -171,13 +173,15 @@ class StepModel {
   // micro-batch of at most engine.matvec_max_rows tokens runs matrix-vector kernels, as a
   // decode step does: no tiles, no such loss.
   double prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const;
-  // ... of one micro-batch of `tokens` tokens. One of at most engine.matvec_max_rows tokens runs
-  // matrix-vector kernels at matvec_rate() when the engine gives that rate.
+  // ... of one micro-batch of `tokens` tokens. Its dense weights' products run matrix-vector
+  // kernels (no fill loss, at matvec_rate() when the engine gives one) when it has at most
+  // engine.matvec_max_rows tokens, its routed experts' when at most matvec_max_rows_experts.
   double ubatch_gemm_seconds(double tokens, double share, double rate) const;
-  // The arithmetic rate (FLOP/s) of this card's matrix-vector kernels for `tokens` columns:
-  // dense fp16 x engine.matvec_compute_efficiency when tokens <= matvec_max_rows and that
-  // efficiency is set; 0 otherwise (the GEMM rate applies).
-  double matvec_rate(double tokens) const;
+  // The arithmetic rate (FLOP/s) of this card's matrix-vector kernels: dense fp16 x
+  // engine.matvec_compute_efficiency; 0 when that is unset (they run at the GEMM rate).
+  double matvec_rate() const;
+  // This card's per-layer fixed cost over its layers (layer_launch each; 0 for CPU layers).
+  double layer_launches() const;
   // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x
   // query_heads x head_dim per (query, key) pair a layer attends, causal, for `tokens` new
   // positions after `cached` ones already in the KV cache (a reused prefix, tokens computed
@@ -208,6 +212,12 @@ class StepModel {
     double kv_positions = 0;
     bool full = false;
   };
+  // The resident experts a layer reads in a step of `tokens` positions: each distinct one once
+  // (e.hits), except within engine.matvec_max_rows_experts positions, where llama.cpp's
+  // matrix-vector kernels over expert ids read one per (position, expert) pair.
+  double expert_reads(const LayerExperts& e, int tokens) const;
+  // prefill() of a host (CPU layers) stage.
+  StepCosts host_prefill(const PrefillPass& pass, double share) const;
   // Calls `f` for each micro-batch of a pass over `sequences`, in order.
   void for_each_ubatch(const std::vector<PromptSequence>& sequences, const std::function<void(const UbatchWork&)>& f) const;
 

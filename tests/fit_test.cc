@@ -109,7 +109,8 @@ TEST_CASE("offload to a host: resident share and a smaller model that beats it",
   // suggestion says so.
   CHECK(r.smaller_model->moe);
   CHECK_THAT(vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --host ddr5-dual-channel"),
-             Catch::Contains("(MoE: an upper bound, see `fit --model qwen3-30b-a3b --quant Q4_K_M`)"));
+             Catch::Contains("--model qwen3-30b-a3b --quant Q4_K_M (a smaller model)") &&
+                 Catch::Contains("(MoE: the formula's upper bound, as its own `fit` notes)"));
 }
 
 TEST_CASE("offload over several cards: the speed of the share whole layers keep in VRAM", "[fit]") {

@@ -86,7 +86,7 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"hardware.gpu.vram_used_by_other=1GiB", "unknown key (did you mean \"vram_used_by_others\"?)"},
       {"hardware.link.measured=1GB/s", "unknown key (did you mean \"measured_h2d\"?)"},
       {"engine.matvec_max_rows=-1", "engine.matvec_max_rows: must be between 0 and 1048576, got \"-1\""},
-      {"engine.matvec_compute_efficiency=0.2", "applies to micro-batches of at most matvec_max_rows tokens, which is 0 (none)"},
+      {"engine.matvec_max_rows_experts=-2", "engine.matvec_max_rows_experts: must be between 0 and 1048576, got \"-2\""},
       {"engine.matvec_max_rows=8 --set engine.matvec_compute_efficiency=2", "engine.matvec_compute_efficiency: an efficiency is at most 1"},
       {"hardware.gpu.power.tdp=5W", "idle power (30 W) must be below the TDP (5 W, set at --set hardware.gpu.power.tdp=5W)"},
   };

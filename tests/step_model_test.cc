@@ -278,11 +278,13 @@ TEST_CASE("a few positions run at the matrix-vector rate, in prefill micro-batch
   const StepModel m(s, plan_vram(s));
   const double matvec = s.cards[0].gpu.spec.dense_fp16_flops * 0.1;
   const double flops = 2.0 * s.model.params_active;  // per position
-  CHECK(m.matvec_rate(8) == Approx(matvec));
-  CHECK(m.matvec_rate(9) == 0);
+  CHECK(m.matvec_rate() == Approx(matvec));
   CHECK(m.ubatch_gemm_seconds(4, 1.0, 1e14) == Approx(4 * flops / matvec));
+  CHECK(m.ubatch_gemm_seconds(9, 1.0, 1e14) == Approx(9 * flops * (9 + 62) / 9 / 1e14));  // tiles, filled 9 / (9 + 62)
+  // A decode step's floor is the same arithmetic: continuous across the kernels' boundary.
+  const double rate = gemm_peak(s.cards[0].gpu.spec, s) * s.engine.physics.gpu_compute_efficiency;
   CHECK(m.compute_floor(4) == Approx(4 * flops / matvec));
-  CHECK(m.compute_floor(16) == Approx(16 * flops / (gemm_peak(s.cards[0].gpu.spec, s) * s.engine.physics.gpu_compute_efficiency)));
+  CHECK(m.compute_floor(16) == Approx(m.ubatch_gemm_seconds(16, 1.0, rate)));
   // A compute-bound micro-batch of 8 takes its arithmetic's time; one of 1 reads the weights.
   s.engine.physics.prefill_ubatch = 8;
   const StepModel eight(s, plan_vram(s));

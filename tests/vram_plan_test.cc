@@ -150,6 +150,14 @@ TEST_CASE("engine.vram_rule: engine lifts the budget model's margins off an all-
   CHECK_THAT(test::run_ok(names + " --set engine.gpu_layers=99 --set engine.vram_rule=engine"), Catch::Contains("llama.cpp flags: -ngl 99 "));
   // run --model, placing it, takes the engine's accounting then (as for the head-on-CPU placement), and says so.
   CHECK_THAT(test::run_ok(names), Catch::Contains("llama.cpp flags: -ngl 99 ") && Catch::Contains("engine.vram_rule=engine)"));
+  // ... unless the budget rule was chosen: then the head goes to the CPU.
+  CHECK_THAT(test::run_ok(names + " --set engine.vram_rule=budget"),
+             Catch::Contains("llama.cpp flags: -ngl 80 ") && !Catch::Contains("engine.vram_rule=engine"));
+  // A scenario that does not fit names the engine's accounting once.
+  const auto refused = test::run_vramsim(names + " --set engine.gpu_layers=99");
+  const std::string rule = "engine.vram_rule=engine";
+  CHECK(refused.err.find(rule) != std::string::npos);
+  CHECK(refused.err.find(rule, refused.err.find(rule) + 1) == std::string::npos);
   test::check_usage_error(names + " --set engine.vram_rule=loose", "engine.vram_rule: expected one of budget, engine");
   test::check_usage_error("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-shared.yaml "
                           "--set engine.vram_rule=engine",
