@@ -251,20 +251,31 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
 
 EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads) {
   EnginePhysics p;
-  p.gpu_bandwidth_efficiency = e.number("gpu_bandwidth_efficiency");
-  p.gpu_compute_efficiency = e.number("gpu_compute_efficiency");
-  if (p.gpu_bandwidth_efficiency > 1) e.fail_at("gpu_bandwidth_efficiency", "an efficiency is at most 1");
-  if (p.gpu_compute_efficiency > 1) e.fail_at("gpu_compute_efficiency", "an efficiency is at most 1");
+  // A kernel's achieved share of a peak: at most 1, and a kernel below 1% of its peak is not one
+  // the engine runs (a percentage written as a share, or a typo).
+  auto efficiency = [&](const char* key, double v) {
+    if (v > 1) e.fail_at(key, "an efficiency is at most 1");
+    if (v < 0.01) e.fail_at(key, "an efficiency below 0.01 (1% of the peak) is not a kernel's; it is a share of the peak, not a percentage");
+    return v;
+  };
+  // A fixed cost per step, layer or hand-off: microseconds to milliseconds; a second or more is
+  // a unit slip.
+  auto fixed_cost = [&](const char* key, double v) {
+    if (v >= 1.0) e.fail_at(key, "a fixed cost per step, layer or hand-off of 1 s or more is not physical; check the unit (us, ms)");
+    return v;
+  };
+  p.gpu_bandwidth_efficiency = efficiency("gpu_bandwidth_efficiency", e.number("gpu_bandwidth_efficiency"));
+  p.gpu_compute_efficiency = efficiency("gpu_compute_efficiency", e.number("gpu_compute_efficiency"));
   p.runtime_vram = e.quantity("runtime_vram", Dimension::Bytes, Lower::NonNegative);
-  p.step_overhead = e.quantity("step_overhead", Dimension::Time, Lower::NonNegative);
-  p.layer_launch = e.quantity("layer_launch", Dimension::Time, Lower::NonNegative);
-  p.handoff_sync = e.quantity("handoff_sync", Dimension::Time, Lower::NonNegative);
-  p.collective_sync = e.quantity("collective_sync", Dimension::Time, Lower::NonNegative);
+  p.step_overhead = fixed_cost("step_overhead", e.quantity("step_overhead", Dimension::Time, Lower::NonNegative));
+  p.layer_launch = fixed_cost("layer_launch", e.quantity("layer_launch", Dimension::Time, Lower::NonNegative));
+  p.handoff_sync = fixed_cost("handoff_sync", e.quantity("handoff_sync", Dimension::Time, Lower::NonNegative));
+  p.collective_sync = fixed_cost("collective_sync", e.quantity("collective_sync", Dimension::Time, Lower::NonNegative));
   // The expert path (cache slots, miss service) matters for MoE models only: an engine preset
   // for dense models may leave it out; an MoE model needs every key.
   auto time = [&](const char* key) {
-    return moe ? e.quantity(key, Dimension::Time, Lower::NonNegative)
-               : e.optional_quantity(key, Dimension::Time, Lower::NonNegative).value_or(0.0);
+    return fixed_cost(key, moe ? e.quantity(key, Dimension::Time, Lower::NonNegative)
+                               : e.optional_quantity(key, Dimension::Time, Lower::NonNegative).value_or(0.0));
   };
   auto share = [&](const char* key, Lower lower) {
     const double v = moe ? e.number(key, lower) : e.optional_number(key, lower).value_or(0.0);
@@ -303,14 +314,8 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   p.matvec_max_rows = static_cast<int>(e.optional_integer("matvec_max_rows", 0, 1 << 20).value_or(0));
   p.matvec_max_rows_experts =
       static_cast<int>(e.optional_integer("matvec_max_rows_experts", 0, 1 << 20).value_or(p.matvec_max_rows));
-  if (auto eff = e.optional_number("matvec_compute_efficiency")) {
-    if (*eff > 1) e.fail_at("matvec_compute_efficiency", "an efficiency is at most 1");
-    p.matvec_compute_efficiency = *eff;
-  }
-  if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) {
-    if (*eff > 1) e.fail_at("cpu_bandwidth_efficiency", "an efficiency is at most 1");
-    p.cpu_bandwidth_efficiency = *eff;
-  }
+  if (auto eff = e.optional_number("matvec_compute_efficiency")) p.matvec_compute_efficiency = efficiency("matvec_compute_efficiency", *eff);
+  if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) p.cpu_bandwidth_efficiency = efficiency("cpu_bandwidth_efficiency", *eff);
   if (e.has("wait_power"))
     e.fail_at("wait_power", "replaced by wait_power_share: the share of each card's TDP - idle that a resident kernel "
                             "draws whether it works or waits (0.265 calibrated on the case study's RTX 5090: 144 W of 545 W)");

@@ -86,8 +86,10 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"hardware.gpu.vram_used_by_other=1GiB", "unknown key (did you mean \"vram_used_by_others\"?)"},
       {"hardware.link.measured=1GB/s", "unknown key (did you mean \"measured_h2d\"?)"},
       {"engine.matvec_max_rows=-1", "engine.matvec_max_rows: must be between 0 and 1048576, got \"-1\""},
+      {"engine.step_overhead=100s", "engine.step_overhead: a fixed cost per step, layer or hand-off of 1 s or more is not physical"},
+      {"engine.gpu_bandwidth_efficiency=1e-9", "engine.gpu_bandwidth_efficiency: an efficiency below 0.01 (1% of the peak)"},
       {"engine.matvec_max_rows_experts=-2", "engine.matvec_max_rows_experts: must be between 0 and 1048576, got \"-2\""},
-      {"engine.matvec_max_rows=8 --set engine.matvec_compute_efficiency=2", "engine.matvec_compute_efficiency: an efficiency is at most 1"},
+      {"engine.matvec_compute_efficiency=2", "engine.matvec_compute_efficiency: an efficiency is at most 1"},
       {"hardware.gpu.power.tdp=5W", "idle power (30 W) must be below the TDP (5 W, set at --set hardware.gpu.power.tdp=5W)"},
   };
   for (const auto& [assignment, message] : cases) vramsim::test::check_refused(scenario("shared"), assignment, message);
