@@ -307,6 +307,15 @@ int plan_command(const std::vector<std::string>& argv) {
         c.engine = f.engine;
         c.max_context = max_context(s);
         c.context_note = context_note(s, c.max_context);
+        // Every layer on the GPUs, judged by the memory-budget model: beyond its largest context
+        // run --model keeps the placement by the engine's own accounting (unless the rule was
+        // chosen), so that larger figure is named too.
+        if (!s.engine.kv_pool && !s.engine.expert_cache && !sim::judged_by_engine_accounting(s) && !s.engine.vram_rule_given) {
+          sim::Scenario engine_rule = s;
+          engine_rule.engine.engine_vram_rule = true;
+          if (const std::int64_t most = max_context(engine_rule); most > c.max_context)
+            c.context_note += ", up to " + std::to_string(most * s.engine.parallel) + " by weights + KV + runtime (engine.vram_rule=engine)";
+        }
         candidates.push_back(c);
       };
       if (base.engine.kv_pool) {  // vLLM: no placement to choose; the weights and the pool fit, or not

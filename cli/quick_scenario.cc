@@ -64,7 +64,18 @@ EngineFlags engine_flags(const sim::Scenario& s) {
   // llama.cpp
   f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers, e.head_on_cpu).flags;
   if (s.cards.size() > 1 && e.split == sim::Split::Tensor) f << " --split-mode row";
+  if (!e.layer_split.empty()) {  // layers per card, as -ts proportions
+    f << " -ts ";
+    for (std::size_t i = 0; i < e.layer_split.size(); ++i) f << (i ? "," : "") << e.layer_split[i];
+  }
   f << " -c " << e.context * e.parallel;
+  // -ub (llama.cpp's default 512); a micro-batch above the logical batch (-b, 2048) needs both.
+  // 0, a whole prompt at once: both as large as the context.
+  if (const int ub = e.physics.prefill_ubatch; ub != 512) {
+    const std::int64_t size = ub > 0 ? ub : e.context * e.parallel;
+    if (size > 2048) f << " -b " << size;
+    f << " -ub " << size;
+  }
   if (e.parallel != 1) f << " -np " << e.parallel;
   if (kv != "f16") f << " -ctk " << kv << " -ctv " << kv << " -fa on";
   return {"llama.cpp", f.str()};

@@ -262,12 +262,19 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
   const double expert_params = m.moe ? m.moe->layers * m.moe->experts_per_token * m.moe->expert_params : 0.0;
   const double dense_params = m.params_active - expert_params;
   const double matvec = matvec_rate();
+  // Tiled GEMMs take over from the matrix-vector kernels where they are the faster (the engine's
+  // limits are tuned there), so a tiled part never takes longer than the matrix-vector
+  // kernels' arithmetic would: no step in time at the limits.
+  auto tiled = [&](double flops, double fill_factor) {
+    const double t = flops * fill_factor / rate;
+    return matvec > 0 ? std::min(t, flops / matvec) : t;
+  };
   // One part's seconds: `params` per token, GEMMs of `rows` rows, or matrix-vector kernels.
   auto part = [&](double params, double rows, bool matrix_vector) {
     const double flops = 2.0 * tokens * params * share;
     if (matrix_vector) return flops / (matvec > 0 ? matvec : rate);  // no tiles to fill
     if (ph.gemm_half_rows <= 0) return flops / rate;
-    return flops * (rows + ph.gemm_half_rows) / rows / rate;  // fill = r / (r + h)
+    return tiled(flops, (rows + ph.gemm_half_rows) / rows);  // fill = r / (r + h)
   };
   double seconds = part(dense_params, tokens, tokens <= ph.matvec_max_rows);
   if (!m.moe) return seconds;
@@ -279,7 +286,7 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
   const double k = m.moe->experts_per_token, experts = m.moe->experts;
   const double touched = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
   const double rows = k * tokens;
-  return seconds + 2.0 * tokens * expert_params * share * (rows + ph.gemm_half_rows * touched) / rows / rate;
+  return seconds + tiled(2.0 * tokens * expert_params * share, (rows + ph.gemm_half_rows * touched) / rows);
 }
 
 double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {

@@ -164,6 +164,11 @@ TEST_CASE("run --model: llama.cpp's flags carry the KV type, Flash Attention and
   CHECK_THAT(run_ok("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 2048 --set engine.parallel=2 "
                     "--set workload.clients=2"),
              Catch::Contains("llama.cpp flags: -ngl 99 -c 4096 -np 2\n"));
+  // A micro-batch other than llama.cpp's 512 (-b too above its 2048), and a layer split set.
+  const std::string llama = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=1 ";
+  CHECK_THAT(run_ok(llama + "--set engine.prefill_ubatch=64"), Catch::Contains("llama.cpp flags: -ngl 99 -c 4096 -ub 64\n"));
+  CHECK_THAT(run_ok(llama + "--set engine.prefill_ubatch=4096"), Catch::Contains("-c 4096 -b 4096 -ub 4096\n"));
+  CHECK_THAT(run_ok(llama + "--gpus 2 --set 'engine.layer_split=[20, 12]'"), Catch::Contains("llama.cpp flags: -ngl 99 -ts 20,12 -c 4096\n"));
 }
 
 TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option that sets it", "[engines][plan][errors]") {
@@ -273,7 +278,11 @@ TEST_CASE("llama.cpp MoE: the hit rate counts experts in VRAM, however the rest 
 // with every layer on the GPU, llama.cpp's own accounting for any other placement.
 TEST_CASE("plan: each context bound names the rule that judged it", "[engines][plan]") {
   const std::string out = run_ok("plan --model qwen3-32b --gpu rtx-3090 --host ddr5-dual-channel --context 8192 --quant Q4_K_M -j 2");
-  CHECK_THAT(out, Catch::Contains("(every layer on the GPU; -c up to ") && Catch::Contains(" fits by the memory-budget model)"));
+  // ... and, for every layer on the GPU, the larger bound of the engine's own accounting that
+  // run --model falls back to beyond it.
+  CHECK_THAT(out, Catch::Contains("(every layer on the GPU; -c up to ") &&
+                      Catch::Contains(" fits by the memory-budget model, up to ") &&
+                      Catch::Contains(" by weights + KV + runtime (engine.vram_rule=engine))"));
   CHECK_THAT(out, Catch::Contains("(63 of 64 layers on the GPU, layer 0 and the LM head on the CPU; -c up to ") &&
                       Catch::Contains(" fits by weights + KV + runtime)"));
 }

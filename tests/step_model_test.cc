@@ -281,6 +281,10 @@ TEST_CASE("a few positions run at the matrix-vector rate, in prefill micro-batch
   CHECK(m.matvec_rate() == Approx(matvec));
   CHECK(m.ubatch_gemm_seconds(4, 1.0, 1e14) == Approx(4 * flops / matvec));
   CHECK(m.ubatch_gemm_seconds(9, 1.0, 1e14) == Approx(9 * flops * (9 + 62) / 9 / 1e14));  // tiles, filled 9 / (9 + 62)
+  // ... never slower than the matrix-vector arithmetic (at the card's own GEMM rate, 9 tiled rows are).
+  const double gemm = gemm_peak(s.cards[0].gpu.spec, s) * s.engine.physics.gpu_compute_efficiency;
+  CHECK(m.ubatch_gemm_seconds(9, 1.0, gemm) == Approx(std::min(9 * flops * (9 + 62) / 9 / gemm, 9 * flops / matvec)));
+  CHECK(m.ubatch_gemm_seconds(9, 1.0, gemm) <= 9 * flops / matvec);
   // A decode step's floor is the same arithmetic: continuous across the kernels' boundary.
   const double rate = gemm_peak(s.cards[0].gpu.spec, s) * s.engine.physics.gpu_compute_efficiency;
   CHECK(m.compute_floor(4) == Approx(4 * flops / matvec));
@@ -290,6 +294,18 @@ TEST_CASE("a few positions run at the matrix-vector rate, in prefill micro-batch
   const StepModel eight(s, plan_vram(s));
   const StepCosts c = eight.prefill(PrefillPass{{{512, 0}}});
   CHECK(c.compute == Approx(64 * 8 * flops / matvec + eight.step_fixed(1, 0).compute).epsilon(0.002));  // + attention
+}
+
+// Where llama.cpp switches from matrix-vector to tiled kernels (8 positions for dense weights,
+// 4 for routed experts), one more position costs at most its share: no step in time.
+TEST_CASE("the compute floor has no step where the kernels switch", "[step][prefill]") {
+  const Scenario dense = llama_bench({});
+  const StepModel d(dense, plan_vram(dense));
+  CHECK(d.compute_floor(9) <= d.compute_floor(8) * 9 / 8 * (1 + 1e-12));
+  const Scenario moe = llama_bench({"model=gpt-oss-20b"});
+  const StepModel e(moe, plan_vram(moe));
+  CHECK(e.compute_floor(5) <= e.compute_floor(4) * 5 / 4 * (1 + 1e-12));
+  for (int t = 1; t < 64; ++t) CHECK(e.compute_floor(t + 1) >= e.compute_floor(t) * 0.999);  // more positions, no less work
 }
 
 TEST_CASE("a pipeline step ends no earlier than each card's link work from that card's start", "[step][link]") {
