@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -126,10 +127,21 @@ LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
   sc.lit("ms,");
   r.gen_tokens = sc.integer();
   sc.lit("generated in");
-  r.decode_s = sc.number() * 1e-3;
+  const double ms = sc.number();
+  r.decode_s = ms * 1e-3;
   sc.lit("ms (");
   r.decode_tok_s = sc.number();
   sc.lit("tok/s)");
+  // The printed rate is generated / time, each rounded (the time to 1 ms, the rate to 0.1).
+  if (r.gen_tokens > 0 && ms > 0) {
+    const double rate = static_cast<double>(r.gen_tokens) / r.decode_s;
+    if (std::fabs(r.decode_tok_s - rate) > rate * std::max(0.01, 0.5 / ms) + 0.05) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "the rate (%.1f tok/s) is not %lld tokens in %g ms (%.1f tok/s): the line contradicts itself",
+                    r.decode_tok_s, static_cast<long long>(r.gen_tokens), ms, rate);
+      sc.fail_at(1, buf);
+    }
+  }
   // The draft figures are optional (the case study's published line elides them).
   if (sc.try_lit(", drafts accepted")) {
     Scanner probe = sc;
@@ -143,8 +155,19 @@ LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
   return r;
 }
 
+// A percentage printed to `decimals` places against the counts it was computed from.
+void check_percent(Scanner& sc, const char* what, double printed, std::int64_t part, std::int64_t whole, int decimals) {
+  if (whole <= 0) return;
+  const double pct = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  if (std::fabs(printed - pct) <= 0.5 * std::pow(10.0, -decimals) + 1e-9) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "the %s (%g%%) is not %lld / %lld (%.*f%%): the line contradicts itself", what, printed,
+                static_cast<long long>(part), static_cast<long long>(whole), decimals, pct);
+  sc.fail_at(1, buf);
+}
+
 void read_strata_cache(Scanner& sc, LogRecord& r) {
-  sc.number();  // the printed hit rate (rounded): recomputed from the counts
+  const double hit_pct = sc.number();  // printed to 0.1
   sc.lit("% (");
   r.hits = sc.integer();
   sc.lit("hits /");
@@ -152,13 +175,18 @@ void read_strata_cache(Scanner& sc, LogRecord& r) {
   sc.lit("lookups);");
   r.pcie_reads = sc.integer();
   sc.lit("more read by the GPU over PCIe or from another GPU (");
-  sc.number();
+  const double overflow_pct = sc.number();  // printed to 0.01
   sc.lit("% of all");
   r.routed = sc.integer();
   sc.lit("routed)");
   if (r.hits > r.lookups) sc.fail_at(1, "more hits (" + std::to_string(r.hits) + ") than lookups (" + std::to_string(r.lookups) + ")");
-  r.has_cache = true;
-  r.hit_rate = r.lookups > 0 ? static_cast<double>(r.hits) / static_cast<double>(r.lookups) : 1.0;
+  if (r.pcie_reads > r.routed)
+    sc.fail_at(1, "more read over PCIe (" + std::to_string(r.pcie_reads) + ") than routed (" + std::to_string(r.routed) + ")");
+  check_percent(sc, "hit rate", hit_pct, r.hits, r.lookups, 1);
+  check_percent(sc, "PCIe share", overflow_pct, r.pcie_reads, r.routed, 2);
+  // A request that looked no expert up has no hit rate (not 100%).
+  r.has_cache = r.lookups > 0;
+  r.hit_rate = r.lookups > 0 ? static_cast<double>(r.hits) / static_cast<double>(r.lookups) : 0.0;
   r.pcie_overflow = r.routed > 0 ? static_cast<double>(r.pcie_reads) / static_cast<double>(r.routed) : 0.0;
 }
 
@@ -242,7 +270,11 @@ ParsedLog parse_log(std::istream& in, const std::string& file, const LogOptions&
         r.eval_counts_first_token = eval.tokens;
       }
       finish_record(r, options);
-      out.records.push_back(std::move(r));
+      if (r.steps <= 0)
+        out.skipped.push_back({r.line, "request with no decode step (" + std::to_string(r.gen_tokens) +
+                                           " tokens generated): left out of every statistic"});
+      else
+        out.records.push_back(std::move(r));
       continue;
     }
     drop_pending();

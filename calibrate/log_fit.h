@@ -59,6 +59,9 @@ struct UnpairedLine {
 struct ParsedLog {
   std::vector<LogRecord> records;
   std::vector<UnpairedLine> unpaired;
+  // Requests left out of every statistic: no decode step (a single token, the prefill's, or
+  // none), so no decode rate or step time to give.
+  std::vector<UnpairedLine> skipped;
   std::size_t lines = 0;
 };
 

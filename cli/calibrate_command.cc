@@ -235,6 +235,10 @@ int calibrate_command(const std::vector<std::string>& argv) {
     for (const auto& u : log.unpaired)
       j.begin_object().field("line", static_cast<std::int64_t>(u.line)).field("kind", u.kind).end_object();
     j.end_array();
+    j.key("skipped_lines").begin_array();
+    for (const auto& u : log.skipped)
+      j.begin_object().field("line", static_cast<std::int64_t>(u.line)).field("kind", u.kind).end_object();
+    j.end_array();
     auto write_dist = [&](const char* name, const std::vector<double>& v) {
       j.key(name);
       if (v.empty()) {
@@ -263,6 +267,8 @@ int calibrate_command(const std::vector<std::string>& argv) {
   for (std::size_t i = 0; i < log.unpaired.size() && i < 5; ++i)
     o << "    line " << log.unpaired[i].line << ": " << log.unpaired[i].kind << "\n";
   if (log.unpaired.size() > 5) o << "    ... (" << log.unpaired.size() - 5 << " more; --json lists them all)\n";
+  if (!log.skipped.empty())
+    o << "  skipped " << log.skipped.size() << " request(s) with no decode step (first: line " << log.skipped.front().line << ")\n";
   if (!hit.empty()) {
     const Dist h = dist(hit), p = dist(overflow);
     o << "  hit rate        p50 " << fixed(100 * h.p50, 1) << "%  (" << fixed(100 * h.min, 1) << "-" << fixed(100 * h.max, 1)

@@ -299,11 +299,16 @@ TEST_CASE("calibrate --from-log says why a fit was not made", "[calibrate][cli]"
   const auto path = std::filesystem::temp_directory_path() / ("vramsim_no_pcie_" + std::to_string(::getpid()) + ".log");
   {
     std::ofstream out(path);
-    for (int i = 0; i < 4; ++i)
-      out << "strata serve: prompt 26 tokens = 0 reused + 26 read in 43 ms, 192 generated in " << 1300 + 20 * i
-          << " ms (140.5 tok/s), drafts accepted 100/212\n"
-          << "strata serve: decode expert cache hit rate: 99.0% (" << 27000 - 50 * i
+    for (int i = 0; i < 4; ++i) {
+      const int ms = 1300 + 20 * i, hits = 27000 - 50 * i;
+      char rate[32], hit[32];
+      std::snprintf(rate, sizeof rate, "%.1f", 192.0 / (ms / 1000.0));
+      std::snprintf(hit, sizeof hit, "%.1f", 100.0 * hits / 27131);
+      out << "strata serve: prompt 26 tokens = 0 reused + 26 read in 43 ms, 192 generated in " << ms << " ms (" << rate
+          << " tok/s), drafts accepted 100/212\n"
+          << "strata serve: decode expert cache hit rate: " << hit << "% (" << hits
           << " hits / 27131 lookups); 0 more read by the GPU over PCIe or from another GPU (0.00% of all 17850 routed)\n";
+    }
   }
   const auto r = run_vramsim("calibrate --from-log " + path.string() + " --draft-tokens 4");
   std::filesystem::remove(path);

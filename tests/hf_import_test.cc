@@ -215,6 +215,27 @@ TEST_CASE("import: out-of-range fields are refused with the key's name", "[impor
                      {"layer_types", "num_hidden_layers"});
 }
 
+// Dense layers among the MoE ones: a leading run is imported (as first_k_dense_replace is),
+// interleaved ones are refused rather than imported as all-MoE; an unknown dtype is refused.
+TEST_CASE("import: dense layers other than leading ones, and unknown dtypes, are refused", "[import]") {
+  const std::string moe = R"(, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512)";
+  auto leading = import_json(llama_like(moe + R"(, "mlp_only_layers": [1, 0])"));
+  REQUIRE(leading.ok());
+  CHECK(leading->spec.moe->layers == 2);  // 4 layers, the first 2 dense
+  auto none = import_json(llama_like(moe + R"(, "mlp_only_layers": [], "decoder_sparse_step": 1)"));
+  REQUIRE(none.ok());
+  CHECK(none->spec.moe->layers == 4);
+  check_refused_json(llama_like(moe + R"(, "mlp_only_layers": [0, 2])"), {"mlp_only_layers", "layer 2"});
+  check_refused_json(llama_like(moe + R"(, "mlp_only_layers": [0, 9])"), {"mlp_only_layers", "from 0 to 3", "\"9\""});
+  check_refused_json(llama_like(moe + R"(, "decoder_sparse_step": 2)"), {"decoder_sparse_step", "every 2 layers"});
+  check_refused_json(llama_like(moe + R"(, "decoder_sparse_step": 0)"), {"decoder_sparse_step"});
+  check_refused_json(llama_like(moe + R"(, "moe_layer_freq": 2)"), {"moe_layer_freq"});
+  check_refused_json(llama_like(R"(, "torch_dtype": "banana")"), {"torch_dtype", "expected one of bfloat16"});
+  auto fp8 = import_json(llama_like(R"(, "torch_dtype": "float8_e4m3fn")"));
+  REQUIRE(fp8.ok());
+  CHECK(fp8->spec.native_format == "FP8");
+}
+
 TEST_CASE("import: the name must be a catalogue name; the source path is quoted", "[import]") {
   auto bad = import_json(llama_like(), "my: model");
   REQUIRE_FALSE(bad.ok());

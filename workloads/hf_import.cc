@@ -2,10 +2,12 @@
 
 #include "core/catalogue.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <sstream>
@@ -120,10 +122,14 @@ std::string native_format_of(const Fields& f, const Fields& top, std::vector<std
                     "size the checkpoint with a weights format of as many bits (--quant Q4_0 for 4 bits, Q8_0 for 8)");
   }
   // transformers writes `dtype` since 4.56, `torch_dtype` before.
-  std::string dtype = f.text("dtype", top.text("dtype", f.text("torch_dtype", top.text("torch_dtype", "bfloat16"))));
+  const char* key = f.get("dtype") || top.get("dtype") ? "dtype" : "torch_dtype";
+  const std::string dtype = f.text("dtype", top.text("dtype", f.text("torch_dtype", top.text("torch_dtype", "bfloat16"))));
+  if (dtype == "bfloat16") return "BF16";
   if (dtype == "float16") return "F16";
   if (dtype == "float32") return "F32";
-  return "BF16";
+  if (dtype == "float8_e4m3fn") return "FP8";
+  (f.get(key) ? f : top).fail(key, "expected one of bfloat16, float16, float32, float8_e4m3fn, got " + quoted(dtype) +
+                                       ": the checkpoint's size depends on it");
 }
 
 // YAML double-quoted scalar: `text` with backslashes, quotes and control characters escaped.
@@ -293,7 +299,39 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     const double expert_ffn = static_cast<double>(f.whole("moe_intermediate_size", 1).value_or(dense_ffn));
     if (expert_ffn <= 0) missing_field(root, "moe_intermediate_size", path);
     const double expert_params = 3 * hidden * expert_ffn;
-    const int dense_layers = f.integer("first_k_dense_replace", 0, 0);
+    int dense_layers = f.integer("first_k_dense_replace", 0, 0);
+    // Dense layers among the MoE ones: the catalogue's model puts them first (DeepSeek's
+    // first_k_dense_replace); Qwen's mlp_only_layers may say the same, a leading run of layers.
+    // Interleaved ones (decoder_sparse_step, moe_layer_freq above 1, any other mlp_only_layers)
+    // are refused rather than imported as all-MoE.
+    for (const char* every : {"decoder_sparse_step", "moe_layer_freq"})
+      if (f.get(every)) {
+        const int step = f.integer(every, 1, 1);
+        if (step != 1)
+          f.fail(every, "MoE layers only every " + std::to_string(step) +
+                            " layers are not imported: the catalogue's model has its dense layers first and every other "
+                            "layer MoE; write the model file by hand");
+      }
+    if (const Node* only = f.get("mlp_only_layers"); only && !only->is_null()) {
+      if (!only->is_sequence()) f.fail("mlp_only_layers", "expected a list of layer indices, got " + only->describe());
+      std::vector<int> dense;
+      for (const auto& item : only->items()) {
+        char* end = nullptr;
+        const long v = std::strtol(item.text().c_str(), &end, 10);
+        if (item.text().empty() || *end != '\0' || v < 0 || v >= m.layers)
+          config::fail(item, "mlp_only_layers", "expected a layer index from 0 to " + std::to_string(m.layers - 1) +
+                                                     ", got " + quoted(item.text()));
+        dense.push_back(static_cast<int>(v));
+      }
+      std::sort(dense.begin(), dense.end());
+      dense.erase(std::unique(dense.begin(), dense.end()), dense.end());
+      for (std::size_t i = 0; i < dense.size(); ++i)
+        if (dense[i] != static_cast<int>(i))
+          f.fail("mlp_only_layers", "dense layers other than the first ones (layer " + std::to_string(dense[i]) +
+                                        ") are not imported: the catalogue's model has its dense layers first; "
+                                        "write the model file by hand");
+      dense_layers = std::max(dense_layers, static_cast<int>(dense.size()));
+    }
     if (dense_layers >= m.layers)
       f.fail("first_k_dense_replace", "must be below num_hidden_layers (" + std::to_string(m.layers) +
                                           ") to leave an MoE layer, got " + std::to_string(dense_layers));
