@@ -170,7 +170,7 @@ json::Value record_for(const Point& p, const PointOutcome& outcome) {
   // No speed to report: a failed point, with the run's own reason, rather than a row of cache
   // figures beside empty speeds.
   if (const json::Value* completed = summary->at_path("requests.completed"); completed && completed->number() == 0) {
-    // The reasons, from the run's rejected_by_reason (which the failed record does not keep).
+    // The reasons, from the run's rejected_by_reason.
     std::string why;
     const std::pair<const char*, const char*> reasons[] = {{"prompt_exceeds_context", "prompt over the context window"},
                                                            {"prompt_plus_output_exceeds_context", "prompt + output over it"},
@@ -178,11 +178,14 @@ json::Value record_for(const Point& p, const PointOutcome& outcome) {
                                                            {"queue_full", "queue full"}};
     for (const auto& [key, words] : reasons)
       if (const json::Value* n = summary->at_path(std::string("requests.rejected_by_reason.") + key); n && n->number() > 0)
-        why += (why.empty() ? "" : ", ") + n->text() + " " + words;
+        why += (why.empty() ? "" : ", ") + n->text() + ": " + words;
     const json::Value* rejected = summary->at_path("requests.rejected");
-    return failed_record(p, outcome.exit_code,
-                         "no request completed: all " + (rejected ? rejected->text() : std::string("?")) + " were rejected" +
-                             (why.empty() ? std::string() : " (" + why + ")"));
+    json::Value record = failed_record(p, outcome.exit_code,
+                                       "no request completed: all " + (rejected ? rejected->text() : std::string("?")) +
+                                           " were rejected" + (why.empty() ? std::string() : " (" + why + ")"));
+    // The run's request counts stay with the point (results.csv's requests columns, the report).
+    if (const json::Value* requests = summary->at_path("requests")) record.set("requests", *requests);
+    return record;
   }
   if (outcome.exit_code != 0)
     return failed_record(p, outcome.exit_code, "vramsim run exited with status " + std::to_string(outcome.exit_code) + ": " + tail_of(outcome.err));

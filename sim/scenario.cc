@@ -258,16 +258,18 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
     if (v < 0.01) e.fail_at(key, "an efficiency below 0.01 (1% of the peak) is not a kernel's; it is a share of the peak, not a percentage");
     return v;
   };
-  // A fixed cost per step, layer or hand-off: microseconds to milliseconds; a second or more is
-  // a unit slip.
-  auto fixed_cost = [&](const char* key, double v) {
-    if (v >= 1.0) e.fail_at(key, "a fixed cost per step, layer or hand-off of 1 s or more is not physical; check the unit (us, ms)");
+  // A fixed cost per step (under 1 s), or per layer or hand-off (under 10 ms): microseconds to
+  // milliseconds; more is a unit slip.
+  auto fixed_cost = [&](const char* key, double v, bool per_step = false) {
+    if (per_step && v >= 1.0) e.fail_at(key, "a fixed cost per step of 1 s or more is not physical; check the unit (us, ms)");
+    if (!per_step && v >= 0.01)
+      e.fail_at(key, "a fixed cost per layer or hand-off of 10 ms or more is not physical; check the unit (us, ms)");
     return v;
   };
   p.gpu_bandwidth_efficiency = efficiency("gpu_bandwidth_efficiency", e.number("gpu_bandwidth_efficiency"));
   p.gpu_compute_efficiency = efficiency("gpu_compute_efficiency", e.number("gpu_compute_efficiency"));
   p.runtime_vram = e.quantity("runtime_vram", Dimension::Bytes, Lower::NonNegative);
-  p.step_overhead = fixed_cost("step_overhead", e.quantity("step_overhead", Dimension::Time, Lower::NonNegative));
+  p.step_overhead = fixed_cost("step_overhead", e.quantity("step_overhead", Dimension::Time, Lower::NonNegative), true);
   p.layer_launch = fixed_cost("layer_launch", e.quantity("layer_launch", Dimension::Time, Lower::NonNegative));
   p.handoff_sync = fixed_cost("handoff_sync", e.quantity("handoff_sync", Dimension::Time, Lower::NonNegative));
   p.collective_sync = fixed_cost("collective_sync", e.quantity("collective_sync", Dimension::Time, Lower::NonNegative));

@@ -657,7 +657,12 @@ TEST_CASE("sweep: a point whose every request is rejected is a failed point with
   CHECK(vramsim::test::json_number(r.out, "failed") == 1);
   const std::string md = read(fs::path(dir) / "report.md");
   CHECK_THAT(md, Catch::Contains("| 16 | failed |") &&
-                     Catch::Contains("no request completed: all 4 were rejected (4 prompt over the context window)"));
+                     Catch::Contains("no request completed: all 4 were rejected (4: prompt over the context window)"));
+  // The run's request counts stay with the failed point.
+  const std::string csv = read(fs::path(dir) / "results.csv");
+  CHECK(csv.find(",failed,") != std::string::npos);
+  const std::string jsonl = read(fs::path(dir) / "results.jsonl");
+  CHECK_THAT(jsonl, Catch::Contains("\"status\":\"failed\"") && Catch::Contains("\"rejected\":4"));
 }
 
 TEST_CASE("sweep: the report opens offline in headless Chromium with its charts visible and no console error", "[sweep][report]") {
