@@ -1,11 +1,13 @@
 // `vramsim fit`: will this model fit on this card, and how fast will it decode?
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "cli/quick_scenario.h"
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/units.h"
@@ -144,7 +146,7 @@ std::string moe_decode_note(const workloads::FitReport& rep) {
          "against 635); " + run + " simulates it";
 }
 
-std::string to_json(const workloads::FitReport& rep) {
+std::string to_json(const workloads::FitReport& rep, std::optional<bool> engine_fits) {
   const auto& q = rep.query;
   json::Writer j;
   j.begin_object()
@@ -199,6 +201,11 @@ std::string to_json(const workloads::FitReport& rep) {
   else
     j.null();
   j.field("smaller_model_faster", rep.smaller_model_faster);
+  j.key("fits_engine_accounting");
+  if (engine_fits)
+    j.value(*engine_fits);
+  else
+    j.null();
   j.end_object();
   return j.str() + "\n";
 }
@@ -285,6 +292,34 @@ std::string to_table(const workloads::FitReport& rep) {
 
 }  // namespace
 
+// When the memory-budget model refuses every layer on the GPU(s): whether llama.cpp's own
+// accounting (the resident weights + KV + runtime against each card's total, as `run --model`
+// and `plan` judge it) holds them, which is where `run --model` places the model then
+// (docs/memory-model.md). Unset when the question does not apply (unified memory, a KV type per
+// side, a --set) or the simulator cannot build the setup.
+std::optional<bool> fits_by_engine_accounting(const Args& args, const workloads::FitQuery& q) {
+  // fit's --set edits its own query (gpu.*, model.*), which the simulator's scenario does not carry.
+  if (q.gpu.unified() || q.kv_per_side || !args.all("--set").empty()) return std::nullopt;
+  std::vector<std::string> argv = {"--model", args.require("--model"), "--gpu", args.require("--gpu"),
+                                   "--gpus", std::to_string(q.gpus), "--quant", q.quant.name,
+                                   "--context", std::to_string(q.context_tokens),
+                                   "--set", "engine.kv_type=" + q.kv_k.name,
+                                   "--set", "engine.parallel=" + std::to_string(q.concurrency),
+                                   "--set", "engine.vram_rule=engine"};
+  if (auto c = args.get("--configs")) argv.insert(argv.end(), {"--configs", *c});
+  OptionSpec spec;
+  spec.with_value = {"--model", "--gpu", "--gpus", "--quant", "--context", "--configs"};
+  spec.repeated = {"--set"};
+  try {
+    sim::Scenario s = named_scenario(Args(argv, spec));
+    s.engine.gpu_layers = s.model.layers + 1;  // every layer and the LM head
+    s.engine.cpu_moe_layers = 0;
+    return fits(s);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 int fit_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
   spec.with_value = {"--model", "--gpu", "--quant", "--context", "--kv-type", "--kv-type-k", "--kv-type-v",
@@ -303,7 +338,16 @@ int fit_command(const std::vector<std::string>& argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  std::cout << (args.flag("--json") ? to_json(report) : to_table(report));
+  std::optional<bool> engine_fits;
+  if (!report.fits) engine_fits = fits_by_engine_accounting(args, query);
+  if (args.flag("--json")) {
+    std::cout << to_json(report, engine_fits);
+  } else {
+    std::cout << to_table(report);
+    if (engine_fits && *engine_fits)
+      std::cout << "\n  llama.cpp    every layer fits by its own accounting (weights + KV + runtime against the card's total):\n"
+                   "               `vramsim run --model` and `plan` place it so (engine.vram_rule=engine; docs/memory-model.md)\n";
+  }
   return 0;
 }
 

@@ -329,3 +329,20 @@ TEST_CASE("fit over several cards notes that the split's 0.6 runs low", "[fit][c
                                       "simulates the split"));
   CHECK_THAT(vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-5090 --quant Q2_K"), !Catch::Contains("split over"));
 }
+
+// fit is the memory-budget model; when it refuses every layer on the GPU(s), it says whether
+// llama.cpp's own accounting holds them, which is where run --model and plan place the model.
+TEST_CASE("fit names llama.cpp's own accounting when the budget model refuses", "[fit][cli]") {
+  const std::string two = "fit --model llama-3.3-70b --gpu rtx-4090 --gpus 2 --quant Q4_K_M --context 4096";
+  const std::string text = test::run_ok(two);
+  CHECK_THAT(text, Catch::Contains("fits         NO") &&
+                       Catch::Contains("llama.cpp    every layer fits by its own accounting") &&
+                       Catch::Contains("engine.vram_rule=engine"));
+  CHECK_THAT(test::run_ok(two + " --json"), Catch::Contains("\"fits_engine_accounting\": true"));
+  // One card: neither rule holds a 70B Q4_K_M.
+  const std::string one = test::run_ok("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --json");
+  CHECK_THAT(one, Catch::Contains("\"fits_engine_accounting\": false"));
+  // It fits by the budget model: the question does not arise.
+  CHECK_THAT(test::run_ok("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json"),
+             Catch::Contains("\"fits_engine_accounting\": null"));
+}
