@@ -40,9 +40,9 @@ reports::RunOutput run_one(const reports::ValidationRun& run, const config::Cata
   // A run whose every request was rejected exits 1 with its summary: a case may check those
   // rejections (requests.rejected_by_reason).
   auto summary = config::parse_yaml(child.out, run.name + " output");
-  const bool all_rejected = child.exit_code == 1 && summary && summary->find("requests") &&
-                            summary->find("requests")->find("completed") &&
-                            summary->find("requests")->find("completed")->text() == "0";
+  const config::Node* counts = summary ? summary->find("requests") : nullptr;
+  const config::Node* completed = counts ? counts->find("completed") : nullptr;
+  const bool all_rejected = child.exit_code == 1 && completed && completed->text() == "0";
   if (child.exit_code != 0 && !all_rejected) throw std::runtime_error("run " + run.name + " failed: " + child.err);
   reports::RunOutput out;
   if (!summary) throw std::runtime_error("run " + run.name + ": unreadable output: " + summary.error().message);

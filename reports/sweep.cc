@@ -156,10 +156,11 @@ Rank detect_rank(const std::function<const char*(const char*)>& getenv) {
 }
 
 json::Value record_for(const Point& p, const PointOutcome& outcome) {
-  // A run whose every request was rejected exits 1 with its summary, which says why.
-  auto summary = outcome.exit_code <= 1 ? json::parse(outcome.out) : json::parse("");
+  auto summary = json::parse(outcome.out);
   const bool summarised = summary && summary->is_object();
-  if (outcome.exit_code != 0 && !summarised) {
+  // A failed run, except one whose every request was rejected: that exits 1 with its summary,
+  // which says why (below).
+  if (outcome.exit_code > 1 || (outcome.exit_code != 0 && !summarised)) {
     std::string error = tail_of(outcome.err);
     if (error.empty()) error = "vramsim run exited with status " + std::to_string(outcome.exit_code);
     return failed_record(p, outcome.exit_code, error);

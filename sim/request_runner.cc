@@ -69,7 +69,7 @@ void add_stage(StepResult& out, StepCosts costs, const Stage& stage, int positio
   // launches are hidden, as a prefill micro-batch's are (StepModel::prefill).
   const double floor = stage.model->compute_floor(positions);
   const double launches = stage.model->layer_launches();
-  if (floor >= costs.compute + launches && floor > costs.compute) {
+  if (floor >= costs.compute + launches) {
     costs.compute = floor;
     costs.launch_sync = std::max(0.0, costs.launch_sync - launches);
   }
@@ -139,20 +139,19 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
   auto pass_on = [&](const StepModel& model, int first_layer, int end_layer, auto&& resident_here) {
     PrefillPass pass;
     pass.sequences = sequences;
-    const auto [full, size, rest] = model.ubatch_split(tokens);
-    static_cast<void>(full);
     if (!s_.model.moe) return pass;
+    const StepModel::UbatchSplit split = model.ubatch_split(tokens);
+    const std::int64_t rest = split.rest;
     for (int layer = std::max(first_layer, first_moe_); layer < end_layer; ++layer) {
       const Popularity& pop = popularity_[static_cast<std::size_t>(layer - first_moe_)];
       const auto touched = pop.touched_by(static_cast<double>(tokens));
-      const auto by_full = pop.touched_by(static_cast<double>(size));
+      const auto by_full = pop.touched_by(static_cast<double>(split.size));
       const auto by_rest = rest > 0 ? pop.touched_by(static_cast<double>(rest)) : nullptr;
       bool gpu_experts = false;
       for (std::size_t e = 0; e < touched->size(); ++e) {
         const double last = rest > 0 ? (*by_rest)[e] : 0.0;
         if (resident_here(layer, static_cast<int>(e))) {
           gpu_experts = true;
-          pass.resident_experts += (*touched)[e];
           pass.resident_full_ubatch += (*by_full)[e];
           pass.resident_last_ubatch += last;
         } else {

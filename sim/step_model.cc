@@ -101,14 +101,16 @@ void StepModel::init(const VramPlan& plan) {
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
 }
 
-double StepModel::expert_reads(const LayerExperts& e, int tokens) const {
+double StepModel::resident_reads(double resident, double missing, std::int64_t tokens, int moe_layers) const {
   const auto& m = s_.model;
-  const int looked_up = e.hits + e.misses;
-  if (host_ || tokens < 2 || tokens > s_.engine.physics.matvec_max_rows_experts || looked_up == 0 || !m.moe) return e.hits;
+  if (host_ || !m.moe || tokens < 2 || tokens > s_.engine.physics.matvec_max_rows_experts || resident + missing <= 0)
+    return resident;
   // Matrix-vector kernels over expert ids compute each (position, expert) pair on its own:
-  // the layer's top-k x positions pairs, the resident experts' share of them, each read.
-  return static_cast<double>(tokens) * m.moe->experts_per_token * e.hits / looked_up;
+  // top-k x positions pairs per layer, the resident experts' share of them, each read.
+  return static_cast<double>(tokens) * m.moe->experts_per_token * moe_layers * resident / (resident + missing);
 }
+
+double StepModel::expert_reads(const LayerExperts& e, int tokens) const { return resident_reads(e.hits, e.misses, tokens, 1); }
 
 StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
@@ -335,15 +337,15 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     // experts it touches, its sequences' KV cache) plus the per-layer fixed cost, as a decode
     // step pays it, whichever takes longer: kernels long enough to be compute-bound keep the
     // launch queue ahead of the GPU, so their launches are hidden.
-    double resident = u.full ? pass.resident_full_ubatch : pass.resident_last_ubatch;
     const double missing = u.full ? pass.missing_full_ubatch : pass.missing_last_ubatch;
-    if (m.moe && u.tokens > 1 && u.tokens <= ph.matvec_max_rows_experts && resident + missing > 0)
-      resident *= static_cast<double>(u.tokens) * m.moe->experts_per_token * pass.moe_layers / (resident + missing);  // pairs (expert_reads)
+    const double resident = resident_reads(u.full ? pass.resident_full_ubatch : pass.resident_last_ubatch, missing,
+                                           u.tokens, pass.moe_layers);
     const double read =
         layer_bytes_ * layers_ + resident * expert_bytes_ + u.kv_positions * kv_bytes_per_token_layer_ * layers_;
     const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate;
-    const double gpu = std::max(work, read / bw_ + launches);
-    if (work >= read / bw_ + launches) {
+    const double bandwidth_bound = read / bw_ + launches;
+    const double gpu = std::max(work, bandwidth_bound);
+    if (work >= bandwidth_bound) {
       c.compute += work;
     } else {
       c.compute += read / bw_;

@@ -79,7 +79,6 @@ struct PromptSequence {
 struct PrefillPass {
   std::vector<PromptSequence> sequences;  // prefilled together, cut in this order into micro-batches
   double missing_experts = 0;             // touched by the whole pass, not resident
-  double resident_experts = 0;            // touched by the whole pass, resident (in VRAM)
   double missing_full_ubatch = 0;         // not resident, touched by one full micro-batch
   double missing_last_ubatch = 0;         // not resident, touched by the last, shorter one (if any)
   double resident_full_ubatch = 0;        // resident, touched by one full micro-batch
@@ -212,9 +211,12 @@ class StepModel {
     double kv_positions = 0;
     bool full = false;
   };
-  // The resident experts a layer reads in a step of `tokens` positions: each distinct one once
-  // (e.hits), except within engine.matvec_max_rows_experts positions, where llama.cpp's
-  // matrix-vector kernels over expert ids read one per (position, expert) pair.
+  // The resident experts read by `tokens` positions over `moe_layers` layers that touch
+  // `resident` distinct resident and `missing` distinct other experts: each distinct one once,
+  // except within engine.matvec_max_rows_experts positions, where llama.cpp's matrix-vector
+  // kernels over expert ids read one per (position, expert) pair.
+  double resident_reads(double resident, double missing, std::int64_t tokens, int moe_layers) const;
+  // ... for one layer of a decode step.
   double expert_reads(const LayerExperts& e, int tokens) const;
   // prefill() of a host (CPU layers) stage.
   StepCosts host_prefill(const PrefillPass& pass, double share) const;

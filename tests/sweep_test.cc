@@ -630,12 +630,19 @@ TEST_CASE("sweep: --rank-timeout takes whole seconds", "[sweep][errors]") {
   vramsim::test::check_usage_error("sweep " + mini() + " -o " + fresh_dir("timeout") + " --rank-timeout 0", "--rank-timeout");
 }
 
-TEST_CASE("sweep: a failing point is recorded with its error and the sweep goes on", "[sweep][errors]") {
-  const std::string dir = fresh_dir("failing");
-  auto r = run_vramsim("sweep " + vramsim::test::data_path("sweeps/failing.yaml") + " -o " + dir + " --json");
+// Sweeps tests/data/sweeps/STUDY.yaml (two points) into a fresh directory, which it returns:
+// the sweep exits 1 with one point completed and one failed.
+static std::string sweep_one_failing(const std::string& study) {
+  const std::string dir = fresh_dir(study);
+  auto r = run_vramsim("sweep " + vramsim::test::data_path("sweeps/" + study + ".yaml") + " -o " + dir + " --json");
   CHECK(r.status == 1);
   CHECK(vramsim::test::json_number(r.out, "completed") == 1);
   CHECK(vramsim::test::json_number(r.out, "failed") == 1);
+  return dir;
+}
+
+TEST_CASE("sweep: a failing point is recorded with its error and the sweep goes on", "[sweep][errors]") {
+  const std::string dir = sweep_one_failing("failing");
   const auto recs = records(dir);
   REQUIRE(recs.size() == 2);
   const std::string failed = recs.at(R"({"workload.requests":"5","engine.expert_cache.policy":"fifo"})");
@@ -650,11 +657,7 @@ TEST_CASE("sweep: a failing point is recorded with its error and the sweep goes 
 // A run that completes no request has no speed to report: the point fails with the run's reason
 // instead of a row of cache figures beside empty speeds.
 TEST_CASE("sweep: a point whose every request is rejected is a failed point with the reason", "[sweep][errors]") {
-  const std::string dir = fresh_dir("all-rejected");
-  auto r = run_vramsim("sweep " + vramsim::test::data_path("sweeps/all-rejected.yaml") + " -o " + dir + " --json");
-  CHECK(r.status == 1);
-  CHECK(vramsim::test::json_number(r.out, "completed") == 1);
-  CHECK(vramsim::test::json_number(r.out, "failed") == 1);
+  const std::string dir = sweep_one_failing("all-rejected");
   const std::string md = read(fs::path(dir) / "report.md");
   CHECK_THAT(md, Catch::Contains("| 16 | failed |") &&
                      Catch::Contains("no request completed: all 4 were rejected (4: prompt over the context window)"));
