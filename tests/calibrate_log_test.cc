@@ -123,6 +123,34 @@ TEST_CASE("calibrate log: a malformed number is an error at its line and column"
                     Catch::StartsWith("test.log:2:"));
 }
 
+// A line whose printed figures contradict its counts is refused at that line; a request that
+// looked nothing up has no hit rate; one with no decode step is left out and listed.
+TEST_CASE("calibrate log: self-contradicting lines are refused, degenerate requests left out", "[calibrate][log]") {
+  const std::string gen = "strata serve: prompt 26 tokens = 0 reused + 26 read in 43 ms, ";
+  const std::string cache_ok =
+      "strata serve: decode expert cache hit rate: 86.3% (23414 hits / 27131 lookups); 412 more read by the GPU over PCIe "
+      "or from another GPU (2.31% of all 17850 routed)\n";
+  REQUIRE(parse_text(gen + "192 generated in 1367 ms (140.5 tok/s)\n" + cache_ok).records.size() == 1);
+  CHECK_THROWS_WITH(parse_text(gen + "192 generated in 1400 ms (999.0 tok/s)\n" + cache_ok),
+                    Catch::StartsWith("test.log:1:1: error: strata generation line: the rate (999.0 tok/s) is not 192 tokens in 1400 ms"));
+  CHECK_THROWS_WITH(parse_text(gen + "192 generated in 1367 ms (140.5 tok/s)\nstrata serve: decode expert cache hit rate: 10.0% "
+                               "(23414 hits / 27131 lookups); 412 more read by the GPU over PCIe or from another GPU (2.31% of all "
+                               "17850 routed)\n"),
+                    Catch::Contains("the hit rate (10%) is not 23414 / 27131"));
+  CHECK_THROWS_WITH(parse_text(gen + "192 generated in 1367 ms (140.5 tok/s)\nstrata serve: decode expert cache hit rate: 86.3% "
+                               "(23414 hits / 27131 lookups); 50000 more read by the GPU over PCIe or from another GPU (280.11% of "
+                               "all 17850 routed)\n"),
+                    Catch::Contains("more read over PCIe (50000) than routed (17850)"));
+  const auto none = parse_text(gen + "192 generated in 1367 ms (140.5 tok/s)\nstrata serve: decode expert cache hit rate: 0.0% "
+                               "(0 hits / 0 lookups); 0 more read by the GPU over PCIe or from another GPU (0.00% of all 0 routed)\n");
+  REQUIRE(none.records.size() == 1);
+  CHECK_FALSE(none.records[0].has_cache);  // no look-up: no hit rate, not 100%
+  const auto single = parse_text(gen + "1 generated in 7 ms (142.9 tok/s)\n" + cache_ok);
+  CHECK(single.records.empty());
+  REQUIRE(single.skipped.size() == 1);
+  CHECK(single.skipped[0].line == 1);
+}
+
 TEST_CASE("calibrate log: steps from the draft figures", "[calibrate][log]") {
   const std::string pair =
       "strata serve: prompt 26 tokens = 0 reused + 26 read in 40 ms, 192 generated in 1413 ms (135.9 tok/s), drafts accepted 135/232\n"
