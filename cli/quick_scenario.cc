@@ -62,11 +62,14 @@ EngineFlags engine_flags(const sim::Scenario& s) {
     return {"vramsim", f.str()};
   }
   // llama.cpp
-  f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers, e.head_on_cpu).flags;
+  f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers, e.head_on_cpu, e.ngl_output_first).flags;
   if (s.cards.size() > 1 && e.split == sim::Split::Tensor) f << " --split-mode row";
-  if (!e.layer_split.empty()) {  // layers per card, as -ts proportions
+  if (!e.layer_split.empty()) {  // layers per card, as -ts proportions of the offloaded layers
+    // llama.cpp deals min(-ngl, layers + 1) "layers" by -ts, the output layer among them when
+    // it is offloaded (the last card's): counts that include it split exactly there.
     f << " -ts ";
-    for (std::size_t i = 0; i < e.layer_split.size(); ++i) f << (i ? "," : "") << e.layer_split[i];
+    for (std::size_t i = 0; i < e.layer_split.size(); ++i)
+      f << (i ? "," : "") << e.layer_split[i] + (i + 1 == e.layer_split.size() && !e.head_on_cpu ? 1 : 0);
   }
   f << " -c " << e.context * e.parallel;
   // -ub (llama.cpp's default 512); a micro-batch above the logical batch (-b, 2048) needs both.
@@ -90,15 +93,17 @@ bool fits(const sim::Scenario& s) {
   }
 }
 
-Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu) {
+Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu, bool ngl_output_first) {
   const bool all = gpu_layers == layers;
-  Placement p{gpu_layers, cpu_moe_layers, "", "", gpu_layers < layers, all && head_on_cpu};
+  Placement p{gpu_layers, cpu_moe_layers, "", "", gpu_layers < layers, head_on_cpu, ngl_output_first};
   const int cpu_layers = layers - gpu_layers;
-  p.description = all ? (p.head_on_cpu ? "every layer on the GPU but the LM head on the CPU" : "every layer on the GPU")
-                      : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers on the GPU, " +
-                            (cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers") +
-                            " and the LM head on the CPU";
-  p.flags = "-ngl " + std::to_string(sim::ngl_flag(gpu_layers, layers, p.head_on_cpu));
+  const std::string first = cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers";
+  p.description = all ? (head_on_cpu ? "every layer on the GPU but the LM head on the CPU" : "every layer on the GPU")
+                  : head_on_cpu ? std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers on the GPU, " + first +
+                                      " and the LM head on the CPU"
+                                : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers and the LM head on the GPU, " +
+                                      first + " on the CPU";
+  p.flags = "-ngl " + std::to_string(sim::ngl_flag(gpu_layers, layers, head_on_cpu, ngl_output_first));
   if (cpu_moe_layers > 0) {
     p.description += ", the routed experts of the first " + std::to_string(cpu_moe_layers) + " of " +
                      std::to_string(layers) + " layers on the CPU";
@@ -108,7 +113,8 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_
 }
 
 std::vector<std::string> placement_sets(const Placement& p, int layers) {
-  std::vector<std::string> sets = {"engine.gpu_layers=" + std::to_string(sim::ngl_flag(p.gpu_layers, layers, p.head_on_cpu))};
+  std::vector<std::string> sets = {
+      "engine.gpu_layers=" + std::to_string(sim::ngl_flag(p.gpu_layers, layers, p.head_on_cpu, p.ngl_output_first))};
   if (p.cpu_moe_layers > 0) sets.push_back("engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers));
   if (p.engine_accounting) sets.push_back("engine.vram_rule=engine");
   return sets;
@@ -204,7 +210,8 @@ QuickScenario quick_scenario(const Args& args) {
     return finish();
   }
   if (fits(s)) {  // the placement given (by default every layer on the GPU) fits: keep it
-    q.placement = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers, s.engine.head_on_cpu).description;
+    q.placement = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers, s.engine.head_on_cpu,
+                           s.engine.ngl_output_first).description;
     return finish();
   }
   const auto placements = fitting_placements(s);
@@ -223,6 +230,7 @@ std::string why_nothing_fits(const sim::Scenario& scenario) {
   sim::Scenario cpu = scenario;
   cpu.engine.gpu_layers = 0;
   cpu.engine.cpu_moe_layers = 0;
+  cpu.engine.head_on_cpu = true;  // -ngl 0
   const sim::HostRam ram = sim::host_ram(cpu);
   if (!ram.fits())
     return "fits in no placement: the cards do not hold enough of it, and with every layer on the CPU " + ram.refusal(scenario.host.name);
@@ -232,18 +240,22 @@ std::string why_nothing_fits(const sim::Scenario& scenario) {
 std::vector<Placement> fitting_placements(sim::Scenario s) {
   std::vector<Placement> out;
   const int layers = s.model.layers;
+  const bool output_first = s.engine.ngl_output_first;
+  const auto placement = [&](int gpu_layers, int cpu_moe_layers, bool head_on_cpu) {
+    return describe(gpu_layers, cpu_moe_layers, layers, head_on_cpu, output_first);
+  };
   s.engine.gpu_layers = layers;
   s.engine.cpu_moe_layers = 0;
   s.engine.head_on_cpu = false;
-  if (fits(s)) return {describe(layers, 0, layers)};
+  if (fits(s)) return {placement(layers, 0, false)};
   // The flat spot of docs/memory-model.md: every layer may fit by llama.cpp's own accounting
-  // though not by the memory-budget model. The head-on-CPU placement below is judged by that
-  // accounting anyway, so every layer and the head on the GPUs, judged by it, comes first.
+  // though not by the memory-budget model. The placements below are judged by that accounting
+  // anyway, so every layer and the head on the GPUs, judged by it, comes first.
   if (!s.engine.engine_vram_rule && !s.engine.vram_rule_given) {  // not when the budget rule was chosen
     sim::Scenario engine_rule = s;
     engine_rule.engine.engine_vram_rule = true;
     if (fits(engine_rule)) {
-      Placement p = describe(layers, 0, layers);
+      Placement p = placement(layers, 0, false);
       p.engine_accounting = true;
       p.description += " (by llama.cpp's own accounting; the memory-budget model refuses it: engine.vram_rule=engine)";
       out.push_back(p);
@@ -253,21 +265,26 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
     for (int n = 1; n <= layers; ++n) {
       s.engine.cpu_moe_layers = n;
       if (!fits(s)) continue;
-      out.push_back(describe(layers, n, layers));
+      out.push_back(placement(layers, n, false));
       break;
     }
   s.engine.cpu_moe_layers = 0;
-  // Every layer on the GPUs but the LM head on the CPU (-ngl equal to the layer count): less
-  // on the CPU than any whole layer moved there. Not with a row split (refused).
-  if (s.engine.split != sim::Split::Tensor || s.cards.size() == 1) {
+  // Every layer on the GPUs but the LM head on the CPU: less on the CPU than any whole layer
+  // moved there. Only builds whose -ngl counts the output last can ask for it (-ngl equal to
+  // the layer count); not with a row split (refused).
+  if (!output_first && (s.engine.split != sim::Split::Tensor || s.cards.size() == 1)) {
     s.engine.head_on_cpu = true;
-    if (fits(s)) out.push_back(describe(layers, 0, layers, true));
-    s.engine.head_on_cpu = false;
+    if (fits(s)) out.push_back(placement(layers, 0, true));
   }
+  // Whole layers on the CPU: the head goes with them in builds that count it last, stays on
+  // the GPUs in builds that offload it first.
+  s.engine.head_on_cpu = !output_first;
   for (int g = layers - 1; g >= 0; --g) {
     s.engine.gpu_layers = g;
+    // No GPU layer: -ngl 0 keeps the head on the CPU too, in every build.
+    if (g == 0) s.engine.head_on_cpu = true;
     if (!fits(s)) continue;
-    out.push_back(describe(g, 0, layers));
+    out.push_back(placement(g, 0, s.engine.head_on_cpu));
     break;
   }
   return out;

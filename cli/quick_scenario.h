@@ -58,15 +58,17 @@ struct Placement {
   std::string description;
   std::string flags;  // llama.cpp's, without -c
   bool layers_on_cpu = false;  // some whole layers run on the CPU
-  bool head_on_cpu = false;    // every layer on the GPUs, the LM head on the CPU (-ngl = the layer count)
+  bool head_on_cpu = false;    // the LM head on the CPU (sim::EngineSetup::head_on_cpu)
+  bool ngl_output_first = true;  // the flags are for a build whose -ngl counts the output first
   bool engine_accounting = false;  // fits by llama.cpp's own accounting only (engine.vram_rule=engine)
 };
 
 // Whether the scenario's memory plan works out on its cards (sim::plan_cards does not refuse it).
 bool fits(const sim::Scenario& scenario);
 
-// The description and flags of a placement.
-Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu = false);
+// The description and flags of a placement, the flags for a build whose -ngl counts the
+// output layer first or last (sim::EngineSetup::ngl_output_first).
+Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu, bool ngl_output_first);
 
 // The --set assignments that give a placement of a `layers`-layer model ("engine.gpu_layers=N",
 // and "engine.cpu_moe_layers=M" when it has CPU experts), and the placement applied to an engine.
@@ -74,8 +76,10 @@ std::vector<std::string> placement_sets(const Placement& placement, int layers);
 void apply_placement(const Placement& placement, sim::EngineSetup& engine);
 
 // The placements worth simulating that fit: every layer on the GPUs; else, for an MoE model,
-// every layer on the GPUs with the fewest layers' experts on the CPU; and the most layers on
-// the GPUs with the rest on the CPU. In that order; empty when none fits.
+// every layer on the GPUs with the fewest layers' experts on the CPU; every layer on the GPUs
+// but the LM head (builds whose -ngl counts the output last); and the most layers on the GPUs
+// with the rest on the CPU (with the head on the GPUs in builds that offload it first). In that
+// order; empty when none fits.
 std::vector<Placement> fitting_placements(sim::Scenario scenario);
 // Why fitting_placements() found none: the host's RAM when even every layer on the CPU exceeds
 // it (then neither the cards nor the RAM hold the model), else the cards.

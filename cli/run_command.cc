@@ -325,7 +325,8 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     const std::string layers = h.layers() == 0   ? "no layer (-ngl " + std::to_string(s.model.layers) + ")"
                                : h.layers() == 1 ? "layer " + std::to_string(h.first_layer)
                                                  : "layers " + std::to_string(h.first_layer) + "-" + std::to_string(h.end_layer - 1);
-    o << "  CPU   " << layers << ", the embedding table and the LM head from RAM (" << fixed(h.fixed / units::kGiB, 2)
+    o << "  CPU   " << layers << (h.head_bytes > 0 ? ", the embedding table and the LM head" : ", the embedding table")
+      << " from RAM (" << fixed(h.fixed / units::kGiB, 2)
       << " GiB" << (h.layers() == 0 ? "" : s.model.moe ? " with their KV and experts" : " with their KV") << "), busy "
       << fixed(100 * r.host_busy_s / std::max(r.makespan_s, 1e-12), 1) << "% of the run\n";
   }

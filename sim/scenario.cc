@@ -347,7 +347,7 @@ void decode_batching(MapReader& e, EngineSetup& s, int cards, int layers) {
   const char* why = s.expert_cache                          ? "an expert cache"
                     : cards > 1 && s.split != Split::Tensor ? "a pipeline split (vLLM's --pipeline-parallel-size)"
                     : s.gpu_layers < layers                 ? "layers on the CPU (gpu_layers)"
-                    : s.head_on_cpu ? "the LM head on the CPU (gpu_layers equal to the layer count, llama.cpp's -ngl; leave it unset)"
+                    : s.head_on_cpu ? "the LM head on the CPU (gpu_layers equal to the layer count with ngl_output_first: false; leave it unset)"
                     : s.cpu_moe_layers > 0                  ? "experts on the CPU (cpu_moe_layers)"
                                                             : nullptr;
   if (why)
@@ -491,13 +491,20 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe
     s.cache_slots = 0;
   }
-  // As llama.cpp's -ngl: a count above the model's layers (the customary 99) means every layer.
+  // As llama.cpp's -ngl: a count above the model's layers (the customary 99) means every layer
+  // and the LM head. llama.cpp counts the output layer as layer n_layer and offloads
+  // min(-ngl, n_layer + 1) layers (src/llama-model.cpp, load_tensors). Builds since PR 18148
+  // (ngl_output_first) take the output first: -ngl N >= 1 is the head and the last N - 1 layers.
+  // Earlier ones take it last: -ngl N <= n_layer is the last N layers, the head on the CPU
+  // (their log then says "offloaded 32/33 layers to GPU").
+  // An engine with an expert cache keeps every layer on the GPU: -ngl counts layers alone there.
+  s.ngl_output_first = e.boolean("ngl_output_first", true) && !s.expert_cache;
   const auto ngl = e.optional_integer("gpu_layers", 0, 100000);
-  s.gpu_layers = static_cast<int>(std::min<std::int64_t>(ngl.value_or(model.layers), model.layers));
-  // -ngl N with N the layer count leaves the output layer on the CPU: llama.cpp counts it as
-  // layer n_layer and offloads min(-ngl, n_layer + 1) layers (src/llama-model.cpp, load_tensors;
-  // its log then says "offloaded 32/33 layers to GPU").
-  s.head_on_cpu = !s.expert_cache && ngl && *ngl == model.layers;
+  const std::int64_t ngl_value = ngl.value_or(model.layers + 1);
+  const bool head_gpu = s.expert_cache || ngl_value > model.layers || (s.ngl_output_first && ngl_value >= 1);
+  s.head_on_cpu = !head_gpu;
+  s.gpu_layers = static_cast<int>(std::min<std::int64_t>(
+      s.ngl_output_first && ngl_value <= model.layers ? std::max<std::int64_t>(ngl_value - 1, 0) : ngl_value, model.layers));
   // llama.cpp's -ts deals the GPU layers (-ngl) over the cards: the counts add up to them.
   if (layer_split) {
     int sum = 0;
@@ -506,8 +513,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       e.fail_at("layer_split", "the counts add up to " + std::to_string(sum) + " layers; the cards hold " +
                                    std::to_string(s.gpu_layers) + " (" +
                                    (s.gpu_layers == model.layers ? model.name + "'s layers"
-                                                                 : "engine.gpu_layers, of " + model.name + "'s " +
-                                                                       std::to_string(model.layers)) +
+                                    : s.ngl_output_first && !s.head_on_cpu
+                                        ? "engine.gpu_layers " + std::to_string(ngl_value) + ": the LM head and " +
+                                              std::to_string(s.gpu_layers) + " of " + model.name + "'s " +
+                                              std::to_string(model.layers) + " layers (engine.ngl_output_first)"
+                                        : "engine.gpu_layers, of " + model.name + "'s " + std::to_string(model.layers)) +
                                    ")");
   }
   if (e.has("cpu_moe_layers")) {
@@ -523,7 +533,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     e.fail_at("gpu_layers", "CPU layers combine with a pipeline split only");
   if (s.head_on_cpu && cards > 1 && s.split != Split::Pipeline)
     e.fail_at("gpu_layers", "gpu_layers " + std::to_string(model.layers) + " (llama.cpp's -ngl equal to " + model.name +
-                                "'s layer count) keeps the LM head on the CPU, which is modelled with a pipeline split only; "
+                                "'s layer count, in a build before the output layer went first: engine.ngl_output_first: "
+                                "false) keeps the LM head on the CPU, which is modelled with a pipeline split only; "
                                 "gpu_layers: 99 puts the head on the GPUs too");
   if (auto sp = e.optional_map("speculative")) {
     const std::string kind = sp->choice("kind", {"none", "mtp"});
@@ -554,12 +565,15 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
 
 // llama.cpp's flags for the scenario's placement, e.g. "-ngl 39", "-ngl 99 --n-cpu-moe 12".
 std::string describe_placement(const Scenario& s) {
-  const bool all = s.engine.gpu_layers == s.model.layers && !s.engine.head_on_cpu;
-  std::string flags = "-ngl " + std::to_string(ngl_flag(s.engine.gpu_layers, s.model.layers, s.engine.head_on_cpu));
-  if (s.engine.cpu_moe_layers > 0)
-    flags += s.engine.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(s.engine.cpu_moe_layers);
+  const auto& e = s.engine;
+  const bool all = e.gpu_layers == s.model.layers && !e.head_on_cpu;
+  std::string flags = "-ngl " + std::to_string(ngl_flag(e.gpu_layers, s.model.layers, e.head_on_cpu, e.ngl_output_first));
+  if (e.cpu_moe_layers > 0)
+    flags += e.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(e.cpu_moe_layers);
   if (all) return flags + ", every layer on the GPU";
-  return s.engine.head_on_cpu ? flags + ", every layer on the GPU but the LM head on the CPU" : flags;
+  if (e.gpu_layers == s.model.layers) return flags + ", every layer on the GPU but the LM head on the CPU";
+  return flags + ", " + std::to_string(e.gpu_layers) + " of " + std::to_string(s.model.layers) + " layers on the GPU, the LM head on the " +
+         (e.head_on_cpu ? "CPU" : "GPU");
 }
 
 // SXM modules come only on NVLink baseboards (HGX: every module on the NVSwitch), so several of

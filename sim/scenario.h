@@ -129,10 +129,15 @@ struct EngineSetup {
   // the first `cpu_moe_layers` layers stay in RAM and are computed by the CPU (--n-cpu-moe N;
   // --cpu-moe = every layer).
   int gpu_layers = 0;
-  // -ngl equal to the model's layer count: every layer on the GPUs but the LM head on the CPU
-  // (llama.cpp counts the output as one more layer; -ngl 99 or an unset gpu_layers puts it on
-  // the GPU too). Engines without an expert cache only.
+  // The LM head (llama.cpp's output layer) on the CPU, read from RAM every token. How -ngl N
+  // places it depends on the build (ngl_output_first below); an unset gpu_layers (or -ngl 99)
+  // puts it on the GPU. Engines without an expert cache only.
   bool head_on_cpu = false;
+  // llama.cpp's -ngl counts the output layer first (builds since ggml-org/llama.cpp PR 18148,
+  // 2025-12-17, "offload output layer to GPU first"): -ngl N (1 <= N <= layers) puts the LM
+  // head and the last N - 1 layers on the GPU(s). false: the builds before it, where -ngl N
+  // puts the last N layers there and the head only with N above the layer count.
+  bool ngl_output_first = true;
   int cpu_moe_layers = 0;
   bool expert_cache = true;      // false: experts live with their layer (VRAM or RAM), no cache
   // vram_rule: engine: judge a placement with every layer on the GPUs as offload placements
@@ -190,13 +195,21 @@ struct Scenario {
   std::vector<std::string> warnings;  // suspicious but valid input, printed on stderr
 };
 
-// llama.cpp's -ngl for a placement of `gpu_layers` of `layers`: the GPU layers, except that
-// every layer with the LM head on the GPUs too is the customary 99 (layers + 1 for a model of
-// 99 layers or more: llama.cpp offloads min(-ngl, layers + 1) layers, the output counting as
-// the last; -ngl equal to the layer count leaves the head on the CPU).
-constexpr int ngl_flag(int gpu_layers, int layers, bool head_on_cpu) {
-  if (gpu_layers < layers || head_on_cpu) return gpu_layers;
-  return layers + 1 > 99 ? layers + 1 : 99;
+// llama.cpp's -ngl for a placement of `gpu_layers` of `layers` with the LM head on the CPU or
+// not: every layer and the head on the GPUs is the customary 99 (layers + 1 for a model of 99
+// layers or more: llama.cpp offloads min(-ngl, layers + 1) layers, the output counting as one).
+// Builds that count the output first (output_first): N layers and the head are -ngl N + 1; no
+// layer on the GPU is -ngl 0. Earlier builds: N layers with the head on the CPU are -ngl N.
+// A placement the build's -ngl cannot express (ngl_expressible) has no flag: -1.
+constexpr bool ngl_expressible(int gpu_layers, int layers, bool head_on_cpu, bool output_first) {
+  if (gpu_layers >= layers && !head_on_cpu) return true;
+  if (output_first) return head_on_cpu ? gpu_layers == 0 : true;
+  return head_on_cpu;
+}
+constexpr int ngl_flag(int gpu_layers, int layers, bool head_on_cpu, bool output_first) {
+  if (!ngl_expressible(gpu_layers, layers, head_on_cpu, output_first)) return -1;
+  if (gpu_layers >= layers && !head_on_cpu) return layers + 1 > 99 ? layers + 1 : 99;
+  return output_first && !head_on_cpu ? gpu_layers + 1 : gpu_layers;
 }
 
 // Decodes a scenario tree (after --set overrides). Throws ConfigError for bad or impossible

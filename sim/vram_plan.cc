@@ -32,10 +32,11 @@ double card_total(const CardSetup& c) { return c.gpu.spec.driver_total_bytes.val
 
 }  // namespace
 
-bool head_on_cpu(const Scenario& s) { return s.engine.gpu_layers < s.model.layers || s.engine.head_on_cpu; }
+// No GPU layer (-ngl 0) keeps the output layer on the CPU in every build.
+bool head_on_cpu(const Scenario& s) { return s.engine.head_on_cpu || s.engine.gpu_layers == 0; }
 
 bool judged_by_engine_accounting(const Scenario& s) {
-  return head_on_cpu(s) || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule;
+  return s.engine.gpu_layers < s.model.layers || head_on_cpu(s) || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule;
 }
 
 namespace {
@@ -370,19 +371,18 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
 std::optional<VramPlan> plan_host(const Scenario& s) {
   const auto& m = s.model;
   const int cpu_layers = m.layers - s.engine.gpu_layers;
-  if (!head_on_cpu(s)) return std::nullopt;
+  if (cpu_layers == 0 && !head_on_cpu(s)) return std::nullopt;
   const auto [head, per_layer] = layer_bytes(s);
   VramPlan p;
   p.first_layer = 0;
   p.end_layer = cpu_layers;
   p.layer_bytes = per_layer;
-  // llama.cpp keeps the output layer (LM head) on the CPU unless -ngl exceeds the layer count:
-  // it counts the output as layer n_layer + 1 (src/llama-model.cpp, load_tensors:
-  // act_gpu_layers = min(n_gpu_layers, n_layer + 1), and the output layer is on a GPU only when
-  // n_layer - i_gpu_start < act_gpu_layers). engine.gpu_layers equal to the model's layers is
-  // -ngl N: no CPU layer, the head alone here; -ngl 99 (or unset) puts the head on the GPUs
-  // too, and then this plan does not exist.
-  p.head_bytes = head;
+  // The embedding table stays in RAM (llama.cpp's input layer is always on the CPU). The
+  // output layer (LM head) is here when the placement leaves it on the CPU (EngineSetup::
+  // head_on_cpu: -ngl N <= the layer count in builds before ggml-org/llama.cpp PR 18148, -ngl
+  // 0 in later ones, which offload it first); then this stage samples. Otherwise the last
+  // card holds it, and this plan exists only for CPU layers.
+  p.head_bytes = head_on_cpu(s) ? head : 0.0;
   p.non_expert_weights = p.layer_bytes * cpu_layers + head + p.head_bytes;
   p.kv_cache = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element,
                                          s.engine.parallel) * cpu_layers / m.layers;

@@ -79,8 +79,8 @@ std::vector<VramPlan> plan_cards(const Scenario& scenario);
 // the GPUs). The two differ at the edge (docs/memory-model.md).
 bool judged_by_engine_accounting(const Scenario& scenario);
 
-// Whether the LM head runs on the host CPU: with CPU layers, or with engine.gpu_layers equal
-// to the model's layers (llama.cpp's -ngl N, the output layer being its layer N + 1).
+// Whether the LM head runs on the host CPU: EngineSetup::head_on_cpu (how the build's -ngl
+// places the output layer: EngineSetup::ngl_output_first), or no layer on the GPUs (-ngl 0).
 bool head_on_cpu(const Scenario& scenario);
 
 // The host CPU's part when the engine runs the first layers on the CPU (engine.gpu_layers

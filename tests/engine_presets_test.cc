@@ -109,7 +109,10 @@ TEST_CASE("run --model --gpu: a scenario from catalogue names, with the placemen
 }
 
 TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card keeps every layer on the GPU and offloads experts", "[engines][plan]") {
-  auto r = run_vramsim("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q4_K_M --json -j 2");
+  // A build that offloads the output layer last: moving whole layers to the CPU takes the LM
+  // head there too, and the CPU reads it every token.
+  auto r = run_vramsim("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q4_K_M --json -j 2 "
+                       "--set engine.ngl_output_first=false");
   INFO(r.err);
   REQUIRE(r.status == 0);
   // The best configuration's flags keep every layer on the GPU and put some layers' experts on the CPU.
@@ -119,6 +122,12 @@ TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card keeps every layer on the GPU and 
   CHECK(json_number(r.out, "experts_on_cpu_vs_layers_on_cpu") > 1.0);
   CHECK(json_number(r.out, "decode_tok_s", "best") > 0);
   CHECK(json_number(r.out, "max_context", "best") >= 4096);
+  // A current build keeps the head on the card either way: both placements are simulated and
+  // compared, and the experts' placement no longer gains the head's read.
+  auto now = run_vramsim("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q4_K_M --json -j 2");
+  REQUIRE(now.status == 0);
+  CHECK_THAT(now.out, Catch::Contains("-ngl 99 --n-cpu-moe ") && Catch::Contains("layers and the LM head on the GPU, the first"));
+  CHECK(json_number(now.out, "experts_on_cpu_vs_layers_on_cpu") < json_number(r.out, "experts_on_cpu_vs_layers_on_cpu"));
 }
 
 // engine.moe_layer_sync: a fixed cost of each MoE layer whose experts run on a GPU (llama.cpp's
@@ -168,7 +177,8 @@ TEST_CASE("run --model: llama.cpp's flags carry the KV type, Flash Attention and
   const std::string llama = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=1 ";
   CHECK_THAT(run_ok(llama + "--set engine.prefill_ubatch=64"), Catch::Contains("llama.cpp flags: -ngl 99 -c 4096 -ub 64\n"));
   CHECK_THAT(run_ok(llama + "--set engine.prefill_ubatch=4096"), Catch::Contains("-c 4096 -b 4096 -ub 4096\n"));
-  CHECK_THAT(run_ok(llama + "--gpus 2 --set 'engine.layer_split=[20, 12]'"), Catch::Contains("llama.cpp flags: -ngl 99 -ts 20,12 -c 4096\n"));
+  // -ts deals the offloaded layers, the output layer among them (the last card's): 20 and 12 + 1.
+  CHECK_THAT(run_ok(llama + "--gpus 2 --set 'engine.layer_split=[20, 12]'"), Catch::Contains("llama.cpp flags: -ngl 99 -ts 20,13 -c 4096\n"));
 }
 
 TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option that sets it", "[engines][plan][errors]") {
@@ -283,6 +293,6 @@ TEST_CASE("plan: each context bound names the rule that judged it", "[engines][p
   CHECK_THAT(out, Catch::Contains("(every layer on the GPU; -c up to ") &&
                       Catch::Contains(" fits by the memory-budget model, up to ") &&
                       Catch::Contains(" by weights + KV + runtime (engine.vram_rule=engine))"));
-  CHECK_THAT(out, Catch::Contains("(63 of 64 layers on the GPU, layer 0 and the LM head on the CPU; -c up to ") &&
+  CHECK_THAT(out, Catch::Contains("(63 of 64 layers and the LM head on the GPU, layer 0 on the CPU; -c up to ") &&
                       Catch::Contains(" fits by weights + KV + runtime)"));
 }

@@ -383,17 +383,24 @@ TEST_CASE("fewer layers than cards: the roomiest cards take them, the others non
   vramsim::test::run_ok("run " + kLlama + " --set engine.gpu_layers=1 --set workload.requests=1");
 }
 
-TEST_CASE("layer_split deals the GPU layers (gpu_layers), as llama.cpp's -ngl 60 -ts 1,1", "[multi][layer_split]") {
-  // 80-layer model, 60 on the cards: [30, 30] is accepted, the CPU runs the first 20.
-  const std::string json = run_json(kLlama, "--set engine.gpu_layers=60 --set engine.layer_split=[30,30] --set workload.requests=1");
+TEST_CASE("layer_split deals the GPU layers (gpu_layers), as llama.cpp's -ngl 61 -ts 30,31", "[multi][layer_split]") {
+  // 80-layer model, 60 layers and the LM head on the cards (-ngl 61 in a build that offloads
+  // the output layer first): [30, 30] is accepted, the CPU runs the first 20.
+  const std::string json = run_json(kLlama, "--set engine.gpu_layers=61 --set engine.layer_split=[30,30] --set workload.requests=1");
   CHECK(decode(json) > 0);
-  check_usage_error("run " + kLlama + " --set engine.gpu_layers=60 --set engine.layer_split=[40,40]",
+  check_usage_error("run " + kLlama + " --set engine.gpu_layers=61 --set engine.layer_split=[40,40]",
+                    "engine.layer_split: the counts add up to 80 layers; the cards hold 60 "
+                    "(engine.gpu_layers 61: the LM head and 60 of llama-3.3-70b's 80 layers (engine.ngl_output_first))");
+  // A build that offloads it last: -ngl 60 is 60 layers, the head on the CPU.
+  CHECK(decode(run_json(kLlama, "--set engine.ngl_output_first=false --set engine.gpu_layers=60 --set engine.layer_split=[30,30] "
+                                "--set workload.requests=1")) > 0);
+  check_usage_error("run " + kLlama + " --set engine.ngl_output_first=false --set engine.gpu_layers=60 --set engine.layer_split=[40,40]",
                     "engine.layer_split: the counts add up to 80 layers; the cards hold 60 "
                     "(engine.gpu_layers, of llama-3.3-70b's 80)");
   check_usage_error("run " + kLlama + " --set engine.layer_split=[30,30]",
                     "the counts add up to 60 layers; the cards hold 80 (llama-3.3-70b's layers)");
   // A card may hold none (-ts 1,0).
-  CHECK(decode(run_json(kLlama, "--set engine.gpu_layers=20 --set engine.layer_split=[20,0] --set workload.requests=1")) > 0);
+  CHECK(decode(run_json(kLlama, "--set engine.gpu_layers=21 --set engine.layer_split=[20,0] --set workload.requests=1")) > 0);
 }
 
 TEST_CASE("expert split: a layer's exchanges run at once, hand-off time is the per-layer longest", "[multi][expert]") {
@@ -423,9 +430,12 @@ TEST_CASE("a split's step-time breakdown includes its hand-offs and all-reduces"
 
 // A llama.cpp scenario that does not fit fewer cards says which placement would, as run --model picks it.
 TEST_CASE("a dense scenario too large for its cards names a placement that fits", "[multi][errors]") {
+  // A current build keeps the LM head (0.53 GiB) on the card: 51 layers with it.
   vramsim::test::check_usage_error("run " + kLlama + " --set hardware.gpu.count=1",
+                                   "this fits: --set engine.gpu_layers=52 (51 of 80 layers and the LM head on the GPU");
+  CHECK(run_vramsim("run " + kLlama + " --set hardware.gpu.count=1 --set engine.gpu_layers=52 --set workload.requests=1").status == 0);
+  vramsim::test::check_usage_error("run " + kLlama + " --set hardware.gpu.count=1 --set engine.ngl_output_first=false",
                                    "this fits: --set engine.gpu_layers=53 (53 of 80 layers on the GPU");
-  CHECK(run_vramsim("run " + kLlama + " --set hardware.gpu.count=1 --set engine.gpu_layers=53 --set workload.requests=1").status == 0);
 }
 
 // llama.cpp deals GPU layers by count (its default split follows free memory); with

@@ -335,13 +335,16 @@ TEST_CASE("the host CPU's layers are their own share of a decode step, not GPU c
   CHECK(json_number(all_gpu, "cpu_layers", "step_time_breakdown") == 0);
 }
 
-// llama.cpp counts the output layer as layer n_layer + 1: -ngl 32 on a 32-layer model offloads
-// every layer but leaves the LM head on the CPU ("offloaded 32/33 layers to GPU"); -ngl 99 does not.
-TEST_CASE("llama.cpp's -ngl equal to the layer count leaves the LM head on the CPU, -ngl 99 does not", "[run][llama.cpp]") {
+// llama.cpp counts the output layer as layer n_layer + 1. Builds before ggml-org/llama.cpp PR
+// 18148 offload it last: -ngl 32 on a 32-layer model offloads every layer but leaves the LM head
+// on the CPU ("offloaded 32/33 layers to GPU"). Later builds offload it first: -ngl 32 is the
+// head and 31 layers, layer 0 on the CPU. -ngl 99 is every layer and the head in both.
+TEST_CASE("llama.cpp's -ngl places the LM head as the build counts it; -ngl 99 puts it on the GPU", "[run][llama.cpp]") {
   using vramsim::test::json_number;
   const std::string llama = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=1 ";
-  const std::string ngl32 = vramsim::test::run_ok(llama + "--set engine.gpu_layers=32 --json");
-  const std::string ngl99 = vramsim::test::run_ok(llama + "--set engine.gpu_layers=99 --json");
+  const std::string last = "--set engine.ngl_output_first=false ";
+  const std::string ngl32 = vramsim::test::run_ok(llama + last + "--set engine.gpu_layers=32 --json");
+  const std::string ngl99 = vramsim::test::run_ok(llama + last + "--set engine.gpu_layers=99 --json");
   const std::string unset = vramsim::test::run_ok(llama + "--json");
   CHECK(json_number(unset, "p50", "decode_tok_s") == json_number(ngl99, "p50", "decode_tok_s"));
   // The CPU reads the head every token: a share of the step, and a slower decode.
@@ -352,21 +355,40 @@ TEST_CASE("llama.cpp's -ngl equal to the layer count leaves the LM head on the C
   CHECK(json_number(ngl32, "end_layer", "cpu_layers") == 0);
   CHECK(json_number(ngl32, "ram_gib", "cpu_layers") > 0.3);
   CHECK(json_number(ngl32, "weights_gib", "cards") < json_number(ngl99, "weights_gib", "cards") - 0.2);
-  CHECK_THAT(vramsim::test::run_ok(llama + "--set engine.gpu_layers=32"),
+  CHECK_THAT(vramsim::test::run_ok(llama + last + "--set engine.gpu_layers=32"),
              Catch::Contains("llama.cpp flags: -ngl 32 ") && Catch::Contains("CPU   no layer (-ngl 32), the embedding table and the LM head"));
-  // When every layer and the head do not fit, run --model tries the head alone on the CPU before
-  // a whole layer: Gemma 3 27B's LM head (262k x 5376) is larger than one of its layers. At 4K
-  // every layer and the head fit by llama.cpp's own accounting (the memory-budget model refuses
-  // them), which judges the head-on-CPU placement too: that comes first; at 48K only the latter fits.
+  // A current build: layer 0 on the CPU, the head on the card. The CPU reads one layer (0.11 GB)
+  // instead of the head (0.43 GB): faster than the other build's -ngl 32; the card holds the
+  // head and one layer fewer.
+  const std::string first32 = vramsim::test::run_ok(llama + "--set engine.gpu_layers=32 --json");
+  CHECK(json_number(first32, "end_layer", "cpu_layers") == 1);
+  CHECK(json_number(first32, "p50", "decode_tok_s") > json_number(ngl32, "p50", "decode_tok_s"));
+  CHECK(json_number(first32, "p50", "decode_tok_s") < json_number(ngl99, "p50", "decode_tok_s"));
+  CHECK(json_number(first32, "ram_gib", "cpu_layers") < json_number(ngl32, "ram_gib", "cpu_layers"));
+  CHECK(json_number(first32, "weights_gib", "cards") > json_number(ngl32, "weights_gib", "cards"));
+  CHECK_THAT(vramsim::test::run_ok(llama + "--set engine.gpu_layers=32"),
+             Catch::Contains("llama.cpp flags: -ngl 32 ") && Catch::Contains("31 of 32 layers and the LM head on the GPU, layer 0 on the CPU"));
+  // -ngl 0 keeps the head on the CPU in both builds.
+  CHECK(json_number(vramsim::test::run_ok(llama + "--set engine.gpu_layers=0 --json"), "end_layer", "cpu_layers") == 32);
+  // When every layer and the head do not fit, run --model in a build that offloads the head last
+  // tries the head alone on the CPU before a whole layer: Gemma 3 27B's LM head (262k x 5376) is
+  // larger than one of its layers. At 4K every layer and the head fit by llama.cpp's own
+  // accounting (the memory-budget model refuses them), which judges the head-on-CPU placement
+  // too: that comes first; at 48K only the latter fits. A current build cannot leave the head
+  // alone on the CPU with -ngl: whole layers go there, the head stays on the card.
   const std::string gemma = "run --model gemma-3-27b --gpu rtx-4090 --quant Q6_K --set workload.requests=1 --set workload.gen_tokens=1";
   CHECK_THAT(vramsim::test::run_ok(gemma),
              Catch::Contains("every layer on the GPU (by llama.cpp's own accounting; the memory-budget model refuses it: "
                              "engine.vram_rule=engine)") && Catch::Contains("llama.cpp flags: -ngl 99 "));
-  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 49152"),
+  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 49152 --set engine.ngl_output_first=false"),
              Catch::Contains("every layer on the GPU but the LM head on the CPU") && Catch::Contains("llama.cpp flags: -ngl 62 "));
+  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 49152"),
+             Catch::Contains("layers and the LM head on the GPU, the first ") && !Catch::Contains("-ngl 62 "));
   // A row split has no CPU stage to put it on: refused with the way out.
-  vramsim::test::check_usage_error(llama + "--gpus 2 --set engine.split=tensor --set engine.gpu_layers=32",
+  vramsim::test::check_usage_error(llama + last + "--gpus 2 --set engine.split=tensor --set engine.gpu_layers=32",
                                    "keeps the LM head on the CPU, which is modelled with a pipeline split only; gpu_layers: 99");
+  vramsim::test::check_usage_error(llama + "--gpus 2 --set engine.split=tensor --set engine.gpu_layers=32",
+                                   "CPU layers combine with a pipeline split only");
 }
 
 TEST_CASE("profile-lru's background copies use the link: counted, and never beyond its bandwidth", "[run][cache]") {

@@ -130,9 +130,13 @@ TEST_CASE("a placement the scenario sets is imposed: one that does not fit is an
                           Catch::Contains("needs") && Catch::Contains("GiB usable") &&
                           Catch::Contains("by the engine's own accounting (weights + KV + runtime against the card's total) it "
                                           "fits: --set engine.vram_rule=engine"));
-  // -ngl 40, the layer count, keeps the LM head on the CPU: judged by the engine's accounting, it fits.
-  CHECK_THAT(test::run_ok(names + " --set engine.gpu_layers=40 --set workload.requests=1"),
+  // -ngl 40, the layer count, in a build that offloads the output layer last keeps the LM head
+  // on the CPU: judged by the engine's accounting, it fits. A current build puts the head and
+  // 39 layers on the GPU.
+  CHECK_THAT(test::run_ok(names + " --set engine.gpu_layers=40 --set engine.ngl_output_first=false --set workload.requests=1"),
              Catch::Contains("llama.cpp flags: -ngl 40 ") && Catch::Contains("every layer on the GPU but the LM head on the CPU"));
+  CHECK_THAT(test::run_ok(names + " --set engine.gpu_layers=40 --set workload.requests=1"),
+             Catch::Contains("llama.cpp flags: -ngl 40 ") && Catch::Contains("39 of 40 layers and the LM head on the GPU, layer 0 on the CPU"));
   // A placement set that fits is the one simulated.
   auto set = test::run_vramsim(names + " --set engine.gpu_layers=30");
   CHECK(set.status == 0);
