@@ -68,8 +68,10 @@ EngineFlags engine_flags(const sim::Scenario& s) {
     // llama.cpp deals min(-ngl, layers + 1) "layers" by -ts, the output layer among them when
     // it is offloaded (the last card's): counts that include it split exactly there.
     f << " -ts ";
+    std::size_t last = e.layer_split.size() - 1;  // the card with the last layer holds the head
+    while (last > 0 && e.layer_split[last] == 0) --last;
     for (std::size_t i = 0; i < e.layer_split.size(); ++i)
-      f << (i ? "," : "") << e.layer_split[i] + (i + 1 == e.layer_split.size() && !e.head_on_cpu ? 1 : 0);
+      f << (i ? "," : "") << e.layer_split[i] + (i == last && !e.head_on_cpu ? 1 : 0);
   }
   f << " -c " << e.context * e.parallel;
   // -ub (llama.cpp's default 512); a micro-batch above the logical batch (-b, 2048) needs both.
@@ -95,7 +97,12 @@ bool fits(const sim::Scenario& s) {
 
 Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu, bool ngl_output_first) {
   const bool all = gpu_layers == layers;
-  Placement p{gpu_layers, cpu_moe_layers, "", "", gpu_layers < layers, head_on_cpu, ngl_output_first};
+  Placement p;
+  p.gpu_layers = gpu_layers;
+  p.cpu_moe_layers = cpu_moe_layers;
+  p.layers_on_cpu = gpu_layers < layers;
+  p.head_on_cpu = head_on_cpu;
+  p.ngl_output_first = ngl_output_first;
   const int cpu_layers = layers - gpu_layers;
   const std::string first = cpu_layers == 1 ? "layer 0" : "the first " + std::to_string(cpu_layers) + " layers";
   p.description = all ? (head_on_cpu ? "every layer on the GPU but the LM head on the CPU" : "every layer on the GPU")
@@ -117,6 +124,11 @@ std::vector<std::string> placement_sets(const Placement& p, int layers) {
       "engine.gpu_layers=" + std::to_string(sim::ngl_flag(p.gpu_layers, layers, p.head_on_cpu, p.ngl_output_first))};
   if (p.cpu_moe_layers > 0) sets.push_back("engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers));
   if (p.engine_accounting) sets.push_back("engine.vram_rule=engine");
+  if (!p.layer_split.empty()) {
+    std::string list;
+    for (int n : p.layer_split) list += (list.empty() ? "" : ",") + std::to_string(n);
+    sets.push_back("engine.layer_split=[" + list + "]");
+  }
   return sets;
 }
 
@@ -125,6 +137,38 @@ void apply_placement(const Placement& p, sim::EngineSetup& e) {
   e.cpu_moe_layers = p.cpu_moe_layers;
   e.head_on_cpu = p.head_on_cpu;
   if (p.engine_accounting) e.engine_vram_rule = true;
+  if (!p.layer_split.empty()) e.layer_split = p.layer_split;
+}
+
+std::optional<std::vector<int>> fitting_split(sim::Scenario s) {
+  if (fits(s)) return std::vector<int>{};
+  const int cards = static_cast<int>(s.cards.size());
+  if (cards < 2 || s.engine.split != sim::Split::Pipeline || !s.engine.layer_split.empty() || s.engine.expert_cache ||
+      s.engine.kv_pool)
+    return std::nullopt;
+  // Card by card in pipeline order, the most layers that card holds, the rest left to the
+  // cards after it (a card's need grows with its layers, so filling the first ones fullest
+  // leaves the least to the last, which also holds the LM head).
+  std::vector<int> split(static_cast<std::size_t>(cards), 0);
+  int left = s.engine.gpu_layers;
+  for (int c = 0; c + 1 < cards; ++c) {
+    int take = 0;
+    for (int k = left; k > 0; --k) {
+      split[static_cast<std::size_t>(c)] = k;
+      split.back() = left - k;
+      s.engine.layer_split = split;
+      if (sim::resident_shares(s)[static_cast<std::size_t>(c)].fits()) {
+        take = k;
+        break;
+      }
+    }
+    split[static_cast<std::size_t>(c)] = take;
+    left -= take;
+  }
+  split.back() = left;
+  s.engine.layer_split = split;
+  if (!fits(s)) return std::nullopt;
+  return split;
 }
 
 sim::Scenario named_scenario(const Args& args) {
@@ -241,32 +285,42 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
   std::vector<Placement> out;
   const int layers = s.model.layers;
   const bool output_first = s.engine.ngl_output_first;
-  const auto placement = [&](int gpu_layers, int cpu_moe_layers, bool head_on_cpu) {
-    return describe(gpu_layers, cpu_moe_layers, layers, head_on_cpu, output_first);
+  // The placement s now holds, with the layer split that fits it; false when none does.
+  const auto add_if_fits = [&](Placement p) {
+    const auto split = fitting_split(s);
+    if (!split) return false;
+    p.layer_split = *split;
+    if (!split->empty()) {
+      p.description += "; cards hold ";
+      for (std::size_t c = 0; c < split->size(); ++c)
+        p.description += (c ? c + 1 == split->size() ? " and " : ", " : "") + std::to_string((*split)[c]);
+      p.description += " layers (-ts)";
+    }
+    out.push_back(p);
+    return true;
+  };
+  const auto placement = [&](bool head_on_cpu) {
+    return describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, layers, head_on_cpu, output_first);
   };
   s.engine.gpu_layers = layers;
   s.engine.cpu_moe_layers = 0;
   s.engine.head_on_cpu = false;
-  if (fits(s)) return {placement(layers, 0, false)};
+  if (fits(s)) return {placement(false)};
   // The flat spot of docs/memory-model.md: every layer may fit by llama.cpp's own accounting
   // though not by the memory-budget model. The placements below are judged by that accounting
   // anyway, so every layer and the head on the GPUs, judged by it, comes first.
   if (!s.engine.engine_vram_rule && !s.engine.vram_rule_given) {  // not when the budget rule was chosen
-    sim::Scenario engine_rule = s;
-    engine_rule.engine.engine_vram_rule = true;
-    if (fits(engine_rule)) {
-      Placement p = placement(layers, 0, false);
-      p.engine_accounting = true;
-      p.description += " (by llama.cpp's own accounting; the memory-budget model refuses it: engine.vram_rule=engine)";
-      out.push_back(p);
-    }
+    s.engine.engine_vram_rule = true;
+    Placement p = placement(false);
+    p.engine_accounting = true;
+    p.description += " (by llama.cpp's own accounting; the memory-budget model refuses it: engine.vram_rule=engine)";
+    add_if_fits(p);
+    s.engine.engine_vram_rule = false;
   }
   if (s.model.moe)
     for (int n = 1; n <= layers; ++n) {
       s.engine.cpu_moe_layers = n;
-      if (!fits(s)) continue;
-      out.push_back(placement(layers, n, false));
-      break;
+      if (add_if_fits(placement(false))) break;
     }
   s.engine.cpu_moe_layers = 0;
   // Every layer on the GPUs but the LM head on the CPU: less on the CPU than any whole layer
@@ -274,7 +328,7 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
   // the layer count); not with a row split (refused).
   if (!output_first && (s.engine.split != sim::Split::Tensor || s.cards.size() == 1)) {
     s.engine.head_on_cpu = true;
-    if (fits(s)) out.push_back(placement(layers, 0, true));
+    add_if_fits(placement(true));
   }
   // Whole layers on the CPU: the head goes with them in builds that count it last, stays on
   // the GPUs in builds that offload it first.
@@ -283,9 +337,7 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
     s.engine.gpu_layers = g;
     // No GPU layer: -ngl 0 keeps the head on the CPU too, in every build.
     if (g == 0) s.engine.head_on_cpu = true;
-    if (!fits(s)) continue;
-    out.push_back(placement(g, 0, s.engine.head_on_cpu));
-    break;
+    if (add_if_fits(placement(s.engine.head_on_cpu))) break;
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,9 @@ struct Placement {
   bool head_on_cpu = false;    // the LM head on the CPU (sim::EngineSetup::head_on_cpu)
   bool ngl_output_first = true;  // the flags are for a build whose -ngl counts the output first
   bool engine_accounting = false;  // fits by llama.cpp's own accounting only (engine.vram_rule=engine)
+  // GPU layers per card (engine.layer_split, llama.cpp's -ts) when the default split by free
+  // memory does not fit the placement and this one does; empty: the default split.
+  std::vector<int> layer_split;
 };
 
 // Whether the scenario's memory plan works out on its cards (sim::plan_cards does not refuse it).
@@ -75,11 +79,18 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_
 std::vector<std::string> placement_sets(const Placement& placement, int layers);
 void apply_placement(const Placement& placement, sim::EngineSetup& engine);
 
+// The GPU layers per card that let a pipeline hold the scenario's placement: empty when the
+// default split (by free memory) fits; else cards filled in order, each with as many layers as
+// it holds, the last with the rest, as llama.cpp's --fit sets -ts (common/fit.cpp); nullopt
+// when no split fits, or the scenario sets engine.layer_split itself, or it is not a pipeline.
+std::optional<std::vector<int>> fitting_split(sim::Scenario scenario);
+
 // The placements worth simulating that fit: every layer on the GPUs; else, for an MoE model,
 // every layer on the GPUs with the fewest layers' experts on the CPU; every layer on the GPUs
 // but the LM head (builds whose -ngl counts the output last); and the most layers on the GPUs
 // with the rest on the CPU (with the head on the GPUs in builds that offload it first). In that
-// order; empty when none fits.
+// order; empty when none fits. Over a pipeline, each with the layer split that fits it
+// (fitting_split).
 std::vector<Placement> fitting_placements(sim::Scenario scenario);
 // Why fitting_placements() found none: the host's RAM when even every layer on the CPU exceeds
 // it (then neither the cards nor the RAM hold the model), else the cards.

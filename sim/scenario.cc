@@ -503,6 +503,10 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   const std::int64_t ngl_value = ngl.value_or(model.layers + 1);
   const bool head_gpu = s.expert_cache || ngl_value > model.layers || (s.ngl_output_first && ngl_value >= 1);
   s.head_on_cpu = !head_gpu;
+  if (s.ngl_output_first && ngl_value == 1)
+    e.fail_at("gpu_layers", "-ngl 1 in a build that offloads the output layer first (ngl_output_first) puts the LM head "
+                            "alone on the GPU, every layer on the CPU: not modelled; 0 keeps everything on the CPU, 2 "
+                            "adds the last layer");
   s.gpu_layers = static_cast<int>(std::min<std::int64_t>(
       s.ngl_output_first && ngl_value <= model.layers ? std::max<std::int64_t>(ngl_value - 1, 0) : ngl_value, model.layers));
   // llama.cpp's -ts deals the GPU layers (-ngl) over the cards: the counts add up to them.

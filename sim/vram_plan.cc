@@ -39,8 +39,6 @@ bool judged_by_engine_accounting(const Scenario& s) {
   return s.engine.gpu_layers < s.model.layers || head_on_cpu(s) || s.engine.cpu_moe_layers > 0 || s.engine.engine_vram_rule;
 }
 
-namespace {
-
 // An engine without an expert cache (a dense model, or llama.cpp-style MoE placement) must fit
 // what it keeps on the GPUs. Every layer on the GPUs: the memory-budget model's verdict, card
 // by card, exactly as `vramsim fit` gives it. CPU layers (gpu_layers) or CPU experts
@@ -120,6 +118,8 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   if (first != m.layers) throw std::invalid_argument("the layer counts do not add up to the model's layers");
   return out;
 }
+
+namespace {
 
 // Free memory at engine start before any weights: what a pipeline deals layers by.
 std::vector<int> moe_layers(const Scenario& s) {

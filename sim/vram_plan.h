@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/scenario.h"
+#include "workloads/layer_split.h"
 
 namespace vramsim::sim {
 
@@ -72,6 +73,13 @@ struct VramPlan {
 // when what the placement keeps in host RAM does not fit it (host_ram), when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or
 // a dense model does not fit its cards.
 std::vector<VramPlan> plan_cards(const Scenario& scenario);
+
+// An engine without an expert cache (llama.cpp): what each card must hold of the placement
+// (its layers' weights, KV and experts past --n-cpu-moe, the LM head on the last card, the
+// runtime) against what it has, card by card, as plan_cards judges it. A pipeline deals the GPU
+// layers by engine.layer_split, or in proportion to the cards' room. Throws
+// std::invalid_argument when engine.layer_split does not add up to the GPU layers.
+std::vector<workloads::CardShare> resident_shares(const Scenario& scenario);
 
 // Whether plan_cards judges an engine without an expert cache by the engine's own accounting
 // (weights + KV + runtime against the card's total: CPU layers, CPU experts, the LM head on

@@ -379,8 +379,13 @@ TEST_CASE("fewer layers than cards: the roomiest cards take them, the others non
   CHECK(split[0] == 0);
   CHECK(split[1] == 1);
   CHECK(vramsim::workloads::layers_by_capacity(0, {10.0, 20.0}) == std::vector<int>{0, 0});
-  // llama.cpp's -ngl 1 on two cards runs.
-  vramsim::test::run_ok("run " + kLlama + " --set engine.gpu_layers=1 --set workload.requests=1");
+  // One layer on two cards runs: llama.cpp's -ngl 1 in a build that offloads the output layer
+  // last, -ngl 2 (the layer and the head) in a current one.
+  vramsim::test::run_ok("run " + kLlama + " --set engine.gpu_layers=1 --set engine.ngl_output_first=false --set workload.requests=1");
+  vramsim::test::run_ok("run " + kLlama + " --set engine.gpu_layers=2 --set workload.requests=1");
+  // A current build's -ngl 1 is the head alone on a card: refused, not simulated as -ngl 0.
+  vramsim::test::check_usage_error("run " + kLlama + " --set engine.gpu_layers=1",
+                                   "-ngl 1 in a build that offloads the output layer first (ngl_output_first) puts the LM head alone");
 }
 
 TEST_CASE("layer_split deals the GPU layers (gpu_layers), as llama.cpp's -ngl 61 -ts 30,31", "[multi][layer_split]") {
@@ -500,3 +505,34 @@ TEST_CASE("SXM modules are joined by their NVLink switch unless gpu_link says ot
              !Catch::Contains("card-to-card"));
 }
 
+
+// An MoE with CPU experts over two cards: llama.cpp's default split deals layers by free memory,
+// so the first card takes the light CPU-expert layers and its room goes unused. run --model and
+// plan then set -ts as llama.cpp's --fit does (common/fit.cpp), filling each card in turn: the
+// second card holds experts the first could not, and fewer stay on the CPU.
+TEST_CASE("run --model balances a pipeline's layers (-ts) when the default split leaves a card idle", "[multi][layer_split][quick]") {
+  const std::string model = "run --model gpt-oss-120b --gpu rtx-4090 --set workload.requests=1 ";
+  const std::string one = run_ok(model + "--json");
+  const std::string two = run_ok(model + "--gpus 2 --json");
+  CHECK(json_number(two, "p50", "decode_tok_s") > 1.5 * json_number(one, "p50", "decode_tok_s"));
+  const std::string text = run_ok(model + "--gpus 2");
+  CHECK_THAT(text, Catch::Contains("cards hold 22 and 14 layers (-ts)") &&
+                       Catch::Contains("llama.cpp flags: -ngl 99 --n-cpu-moe 8 -ts 22,15 "));
+  // The split is a placement like the others: its --set reproduces the run.
+  const std::string set = run_ok(model + "--gpus 2 --set engine.cpu_moe_layers=8 --set 'engine.layer_split=[22,14]' --json");
+  CHECK(json_number(set, "p50", "decode_tok_s") == json_number(two, "p50", "decode_tok_s"));
+  // A split that fits by default is left alone: no -ts.
+  CHECK_THAT(run_ok("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --gpus 2 --set workload.requests=1"),
+             !Catch::Contains("-ts ") && !Catch::Contains("cards hold"));
+}
+
+// -ts deals llama.cpp's offloaded layers, the output layer among them, to the card that runs
+// the last layer: an idle last card gets nothing.
+TEST_CASE("the printed -ts gives the LM head to the card with the last layer", "[multi][layer_split]") {
+  const std::string model = "run --model llama-3.3-70b --gpu rtx-4090 --gpus 2 --quant Q4_K_M --set workload.requests=1 ";
+  CHECK_THAT(run_ok(model + "--set engine.gpu_layers=21 --set engine.layer_split=[20,0]"), Catch::Contains("-ngl 21 -ts 21,0 "));
+  CHECK_THAT(run_ok(model + "--set engine.gpu_layers=61 --set engine.layer_split=[30,30]"), Catch::Contains("-ngl 61 -ts 30,31 "));
+  // With the head on the CPU (a build that offloads it last), -ts deals layers alone.
+  CHECK_THAT(run_ok(model + "--set engine.ngl_output_first=false --set engine.gpu_layers=60 --set engine.layer_split=[30,30]"),
+             Catch::Contains("-ngl 60 -ts 30,30 "));
+}
