@@ -165,6 +165,8 @@ void refuse_searched_keys(const std::vector<std::string>& sets) {
       {"engine.weights", "use --quant"},
       {"workload.clients", "use --clients"},
       {"workload.requests", "--clients sets it (4 requests per client)"},
+      {"engine.context", "use --context"},
+      {"hardware.gpu.count", "use --gpus"},
   };
   for (const auto& set : sets) {
     const std::string key = set.substr(0, set.find('='));
@@ -404,7 +406,13 @@ int plan_command(const std::vector<std::string>& argv) {
       }
       try {
         // One-token requests have no decode step: no decode figure, which only a decode goal needs.
-        c.decode = number_at(*out, "decode_tok_s", "p50", goal != "decode");
+        try {
+          c.decode = number_at(*out, "decode_tok_s", "p50", goal != "decode");
+        } catch (const std::runtime_error&) {
+          c.error = "no decode step to time (its requests generate one token each: --goal decode needs "
+                    "workload.gen_tokens of 2 or more)\n";
+          return;
+        }
         c.prefill = number_at(*out, "prefill_tok_s", "p50");
         c.ttft = number_at(*out, "ttft_s", "p50");
         c.throughput = number_at(*out, "throughput_tok_s");
@@ -420,7 +428,14 @@ int plan_command(const std::vector<std::string>& argv) {
     else
       std::cerr << "vramsim plan: warning: " << c.flags << ": " << c.error;
   }
-  if (ok.empty()) throw std::runtime_error("every candidate failed to simulate");
+  // Every candidate failing is the options' doing (e.g. a --set workload that generates one
+  // token, which has no decode speed for --goal decode): say why, as the first one failed.
+  if (ok.empty()) {
+    std::string why = candidates.front().error;
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    throw UsageError("no configuration could be simulated (" + std::to_string(candidates.size()) + " tried); the first, " +
+                     candidates.front().flags + ": " + why);
+  }
   const auto failed = static_cast<std::int64_t>(candidates.size() - ok.size());
   // Smaller is better: the negated speeds, the time to first token.
   auto cost = [&](const Candidate& c) {
@@ -470,7 +485,7 @@ int plan_command(const std::vector<std::string>& argv) {
     std::cout << j.str() << "\n";
     return 0;
   }
-  std::cout << "vramsim plan: " << args.require("--model") << " on " << args.get("--gpus").value_or("1") << " x "
+  std::cout << "vramsim plan: " << args.require("--model") << " on " << named.cards.size() << " x "
             << args.require("--gpu") << ", host " << args.require("--host") << ", goal " << goal << " ("
             << candidates.size() << " configurations simulated"
             << (failed ? ", " + std::to_string(failed) + " of them failed (warnings above)" : std::string())

@@ -192,6 +192,12 @@ TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option tha
   // With several clients llama-server gets one slot each: -np is plan's, as its header says.
   check_usage_error(plan + "--clients 2 --set engine.parallel=3",
                     "--set engine.parallel: with --clients 2 plan gives llama-server one slot per client (-np 2)");
+  // The options that set these: the header and the flags follow them.
+  check_usage_error(plan + "--set hardware.gpu.count=2", "--set hardware.gpu.count: plan chooses hardware.gpu.count itself (use --gpus)");
+  check_usage_error(plan + "--set engine.context=100", "--set engine.context: plan chooses engine.context itself (use --context)");
+  // Options under which no candidate can be timed: a usage error that says why, not an internal one.
+  check_usage_error(plan + "--quant Q4_K_M -j 1 --set workload.gen_tokens=1",
+                    "no configuration could be simulated (2 tried); the first, -ngl 99 -c 4096: no decode step to time");
 }
 
 TEST_CASE("plan: a native format too large for the host RAM is not judged but the formats tried are", "[engines][plan]") {
