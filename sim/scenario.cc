@@ -383,7 +383,9 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   if (!formats.kv(kv)) e.fail_at("kv_type", "unknown KV-cache type \"" + kv + "\" (see `vramsim list formats`)");
   s.kv = *formats.kv(kv);
   s.parallel = static_cast<int>(e.optional_integer("parallel", 1, 1024).value_or(1));
-  if (auto cap = e.optional_integer("max_queue", 0, 1 << 30)) s.max_queue = static_cast<int>(*cap);
+  // At least 1: the queue holds an arriving request until a slot takes it, so 0 would turn
+  // every request away, even on an idle engine.
+  if (auto cap = e.optional_integer("max_queue", 1, 1 << 30)) s.max_queue = static_cast<int>(*cap);
   const std::string scheduling = e.choice("slot_scheduling", {"serial", "overlapped", "batched"});
   s.scheduling = scheduling == "serial"       ? SlotScheduling::Serial
                  : scheduling == "overlapped" ? SlotScheduling::Overlapped

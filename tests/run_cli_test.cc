@@ -196,6 +196,9 @@ TEST_CASE("admission control turns away requests beyond engine.max_queue", "[run
   REQUIRE(capped.status == 0);
   CHECK_THAT(capped.out, Catch::Contains("\"completed\": 4"));
   CHECK_THAT(capped.out, Catch::Contains("\"queue_full\": 28"));
+  // A queue of 0 would turn every request away, even on an idle engine: refused.
+  vramsim::test::check_usage_error("run " + scenario("shared") + " --set engine.max_queue=0",
+                                   "engine.max_queue: must be between 1 and");
 }
 
 TEST_CASE("closed-loop concurrency: aggregate throughput flat, time to first token grows", "[run][serving]") {
