@@ -1,7 +1,9 @@
 #include "core/config_tree.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -102,13 +104,13 @@ class TreeBuilder {
 
   // Bounds on what aliases can expand to: an alias inside its own anchor (`a: &x [*x]`) is a
   // cycle, and nested aliases multiply ("billion laughs"). No configuration comes near either.
-  static constexpr int kMaxDepth = 64;
+  static constexpr int kMaxDepth = kMaxNesting;
   static constexpr std::size_t kMaxValues = 1'000'000;
 
   Node build(const YAML::Node& y, int depth = 0) {
     if (depth > kMaxDepth)
       throw Failure{to_string(origin(y.Mark())) + ": error: nested more than " + std::to_string(kMaxDepth) +
-                    " levels deep (an alias inside its own anchor?)"};
+                    " levels deep (an alias inside its own anchor?); no configuration needs more than a few"};
     if (++values_ > kMaxValues)
       throw Failure{to_string(origin(y.Mark())) + ": error: more than " + std::to_string(kMaxValues) +
                     " values once its aliases are expanded"};
@@ -161,6 +163,11 @@ Result<Node> parse_yaml(std::string_view text, const std::string& source) {
     YAML::Node doc = YAML::Load(std::string(text));
     TreeBuilder builder(source);
     return builder.build(doc);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own guard against a stack overflow: its message is only "bad file".
+    Origin where{source, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
+    return Error{to_string(where) + ": error: nested more than " + std::to_string(kMaxNesting) +
+                 " levels deep (no configuration needs more than a few)"};
   } catch (const YAML::Exception& e) {
     Origin where{source, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
     return Error{to_string(where) + ": error: malformed YAML: " + e.msg};
@@ -169,7 +176,24 @@ Result<Node> parse_yaml(std::string_view text, const std::string& source) {
   }
 }
 
+Status check_input_file(const std::string& path, std::uintmax_t max_bytes) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return Error{path + ": error: cannot open file (no such file)"};
+  if (std::filesystem::is_directory(status)) return Error{path + ": error: is a directory, not a file"};
+  // A device (/dev/zero), a FIFO or a socket would be read without end, or block forever.
+  if (!std::filesystem::is_regular_file(status))
+    return Error{path + ": error: not a regular file (a device, FIFO or socket); give a file"};
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return Error{path + ": error: cannot read the file's size: " + ec.message()};
+  if (size > max_bytes)
+    return Error{path + ": error: " + std::to_string(size) + " bytes: larger than the " +
+                 std::to_string(max_bytes / (1024 * 1024)) + " MiB an input file may have (no configuration comes near)"};
+  return Ok{};
+}
+
 Result<Node> load_yaml_file(const std::string& path) {
+  if (auto checked = check_input_file(path); !checked) return checked.error();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": error: cannot open file"};
   std::ostringstream text;
@@ -184,6 +208,15 @@ Status apply_override(Node& root, std::string_view assignment, std::string_view 
     return Error{"error: --set expects key.path=value, got \"" + std::string(assignment) + "\""};
   std::string_view path = assignment.substr(0, eq);
   std::string_view value_text = assignment.substr(eq + 1);
+  // A key path far deeper than any configuration's would only build a tree as deep (each
+  // level merged and destroyed recursively): refused before anything is built.
+  if (const auto components = static_cast<std::size_t>(std::count(path.begin(), path.end(), '.')) + 1;
+      components > kMaxSetComponents) {
+    const std::string option = spelled_as.empty() ? "--set" : std::string(spelled_as.substr(0, 64));
+    return Error{"error: " + option + ": the key \"" + std::string(path.substr(0, 60)) + "...\" has " +
+                 std::to_string(components) + " dot-separated components; at most " +
+                 std::to_string(kMaxSetComponents) + " (no configuration key is nested that deep)"};
+  }
 
   auto parsed = parse_yaml(value_text, cli.source);
   if (!parsed) return Error{"error: " + (spelled_as.empty() ? "--set " + std::string(path) : std::string(spelled_as)) +

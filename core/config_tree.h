@@ -3,6 +3,8 @@
 // or a `--set` on the command line points at the right place.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,6 +79,18 @@ class Node {
   std::vector<std::pair<std::string, Origin>> key_origins_;
   Origin origin_;
 };
+
+// Bounds on what a configuration may be: how deep a YAML document nests (mappings and lists),
+// how many components a --set key has, and how large an input file is. No real configuration
+// comes near any of them; past them the input is refused rather than exhausting the stack or
+// memory.
+inline constexpr int kMaxNesting = 64;
+inline constexpr std::size_t kMaxSetComponents = 64;
+inline constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t{64} * 1024 * 1024;
+
+// A file given as input must be a regular file (not a directory, device or FIFO) of at most
+// `max_bytes`: else an Error "PATH: error: ..." saying which.
+Status check_input_file(const std::string& path, std::uintmax_t max_bytes = kMaxInputBytes);
 
 // Parses a YAML document. Errors (syntax, duplicate keys) are formatted like a compiler's.
 Result<Node> parse_yaml(std::string_view text, const std::string& source);

@@ -1,0 +1,87 @@
+// Bad input of the kinds a review found crashing, hanging, deleting files or writing outside
+// its folder: each is refused with exit status 2 and a message that says what is wrong.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/config_tree.h"
+#include "tests/test_support.h"
+
+using vramsim::test::check_usage_error;
+using vramsim::test::run_vramsim;
+
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kConfigs = VRAMSIM_TEST_CONFIGS_DIR;
+const std::string kShared = kConfigs + "/scenarios/moe125b-rtx5090-gen3-shared.yaml";
+
+fs::path scratch() {
+  const fs::path dir = fs::temp_directory_path() / ("vramsim-robustness-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const fs::path path = scratch() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string repeat(const std::string& part, int times, const std::string& separator) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += (i ? separator : "") + part;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a --set key thousands of components deep is refused, not a stack overflow", "[robustness][set]") {
+  // 20,000 components once overflowed the stack destroying the tree (and, under a preset's
+  // section, took time and memory quadratic in the depth).
+  for (const std::string section : {"workload.", "engine."})
+    check_usage_error("run " + kShared + " --set " + section + repeat("a", 20000, ".") + "=1",
+                      "dot-separated components; at most 64");
+  // 64 components are read (and refused as the unknown key they are, not for their depth).
+  auto r = run_vramsim("run " + kShared + " --set engine." + repeat("a", 63, ".") + "=1");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("engine.a: unknown key"));
+
+  vramsim::config::Node root;
+  auto refused = vramsim::config::apply_override(root, repeat("a", 65, ".") + "=1");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("--set") && Catch::Contains("65 dot-separated components"));
+}
+
+TEST_CASE("YAML nested absurdly deep is refused with its place, at any depth", "[robustness][yaml]") {
+  for (int depth : {100, 1000, 100000}) {
+    INFO(depth);
+    const std::string flow = write("deep-flow.yaml", "a: " + repeat("[", depth, "") + repeat("]", depth, "") + "\n");
+    check_usage_error("run " + flow, "nested more than 64 levels deep");
+    const std::string maps = write("deep-map.yaml", "a: " + repeat("{a: ", depth, "") + "1" + repeat("}", depth, "") + "\n");
+    check_usage_error("run " + maps, "nested more than 64 levels deep");
+  }
+  std::string block;
+  for (int i = 0; i < 3000; ++i) block += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
+  check_usage_error("run " + write("deep-block.yaml", block), "nested more than 64 levels deep");
+}
+
+TEST_CASE("an input that is not a regular file, or is huge, is refused", "[robustness][files]") {
+  check_usage_error("run /dev/zero", "/dev/zero: error: not a regular file");
+  const fs::path fifo = scratch() / "fifo.yaml";
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  check_usage_error("run " + fifo.string(), "not a regular file");  // it blocked forever
+  fs::remove(fifo);
+  const fs::path big = scratch() / "big.yaml";
+  { std::ofstream(big) << "seed: 1\n"; }
+  fs::resize_file(big, std::uintmax_t{65} * 1024 * 1024);  // sparse: no disk used
+  check_usage_error("run " + big.string(), "larger than the 64 MiB an input file may have");
+  fs::remove(big);
+}
+
