@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -65,6 +66,48 @@ own PCIe generation at x16, host ddr5-dual-channel, engine llama.cpp, the model'
 format, a 4096-token context, 3 requests of 512 + 128 tokens. With an engine that has no
 expert cache, run picks the placement that fits (docs/engines.md) and prints its flags.
 )";
+
+// An output file written under a temporary name beside it and renamed over `path` by commit():
+// a run that fails before then (a scenario the simulation refuses) leaves `path` untouched.
+// A path that exists and is not a regular file (/dev/stdout, a FIFO) is written directly.
+class PendingOutput {
+ public:
+  explicit PendingOutput(std::string path) : path_(std::move(path)) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path_, ec);
+    direct_ = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+    if (std::filesystem::is_directory(status)) throw UsageError("cannot write " + path_ + ": it is a directory");
+    temp_ = direct_ ? path_ : path_ + ".vramsim-" + std::to_string(::getpid()) + ".tmp";
+    out_.open(temp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw UsageError("cannot write " + path_);
+  }
+  PendingOutput(const PendingOutput&) = delete;
+  PendingOutput& operator=(const PendingOutput&) = delete;
+  ~PendingOutput() {
+    if (committed_ || direct_) return;
+    out_.close();
+    std::error_code ec;
+    std::filesystem::remove(temp_, ec);
+  }
+  std::ostream& stream() { return out_; }
+  void commit() {
+    out_.close();
+    if (!out_) throw UsageError("cannot write " + path_);
+    committed_ = true;
+    if (direct_) return;
+    std::error_code ec;
+    std::filesystem::rename(temp_, path_, ec);
+    if (ec) {
+      std::filesystem::remove(temp_, ec);
+      throw UsageError("cannot write " + path_ + ": " + ec.message());
+    }
+  }
+
+ private:
+  std::string path_, temp_;
+  bool direct_ = false, committed_ = false;
+  std::ofstream out_;
+};
 
 double pct(const std::vector<double>& v, double q) { return sim::percentile(v, q); }
 
@@ -484,31 +527,24 @@ int run_command(const std::vector<std::string>& argv) {
   }
   if (args.get("--log") && !args.get("--log-format")) throw UsageError("--log needs --log-format strata");
   if (args.get("--trace-steps") && !args.get("--trace")) throw UsageError("--trace-steps needs --trace FILE");
-  sim::Scenario scenario = quick ? quick->scenario : load_scenario(args, "run");
-
+  // Every option is checked, and the scenario decoded, before any output file is touched.
   const auto log_format = args.get("--log-format");
   if (log_format && *log_format != "strata") throw UsageError("--log-format: expected \"strata\", got \"" + *log_format + "\"");
-  std::unique_ptr<std::ofstream> requests_out;
-  if (auto path = args.get("--requests-out")) {
-    requests_out = std::make_unique<std::ofstream>(*path);
-    if (!*requests_out) throw UsageError("cannot write " + *path);
-  }
-  // Output files are opened before the simulation, so that a bad path fails at once.
-  std::unique_ptr<std::ofstream> trace_out, log_out;
-  if (auto path = args.get("--trace")) {
-    trace_out = std::make_unique<std::ofstream>(*path);
-    if (!*trace_out) throw UsageError("cannot write " + *path);
-  }
-  if (auto path = args.get("--log")) {
-    log_out = std::make_unique<std::ofstream>(*path);
-    if (!*log_out) throw UsageError("cannot write " + *path);
-  }
-  std::ostringstream strata;
   sim::RunOptions options;
   options.trace_steps = args.get("--trace") ? static_cast<int>(args.integer("--trace-steps", 20, 1, 100000)) : 0;
+  sim::Scenario scenario = quick ? quick->scenario : load_scenario(args, "run");
+
+  // Output files are opened before the simulation, so that a bad path fails at once; each is
+  // written under a temporary name and renamed over its path only once the run is done, so
+  // that a scenario the simulation refuses leaves an existing file as it was.
+  std::unique_ptr<PendingOutput> requests_out, trace_out, log_out;
+  if (auto path = args.get("--requests-out")) requests_out = std::make_unique<PendingOutput>(*path);
+  if (auto path = args.get("--trace")) trace_out = std::make_unique<PendingOutput>(*path);
+  if (auto path = args.get("--log")) log_out = std::make_unique<PendingOutput>(*path);
+  std::ostringstream strata;
   const bool progress = ::isatty(STDERR_FILENO) != 0;
   options.on_request = [&](const sim::RequestRecord& r) {
-    if (requests_out) *requests_out << request_line(r);
+    if (requests_out) requests_out->stream() << request_line(r);
     if (log_format) strata << sim::strata_request_lines(scenario, r);
   };
   options.on_reject = [&](const sim::RejectedRequest& r) {
@@ -516,7 +552,7 @@ int run_command(const std::vector<std::string>& argv) {
     json::Writer j(false);
     j.begin_object().field("id", static_cast<std::int64_t>(r.id)).field("client", r.client)
         .field("prompt_tokens", r.prompt_tokens).field("arrival_s", r.arrival_s).field("rejected", r.reason).end_object();
-    *requests_out << j.str() << "\n";
+    requests_out->stream() << j.str() << "\n";
   };
   options.on_progress = [&](int done, int total) {
     if (progress && (done % 10 == 0 || done == total))
@@ -543,7 +579,7 @@ int run_command(const std::vector<std::string>& argv) {
     std::cerr << "vramsim run: no request completed: all " << result.rejected()
               << " were rejected (see requests.rejected_by_reason); there is no speed or power to report\n";
 
-  if (trace_out) *trace_out << sim::chrome_trace(result.trace);
+  if (trace_out) trace_out->stream() << sim::chrome_trace(result.trace);
   const bool json = args.flag("--json");
   if (quick && !json)
     std::cout << "vramsim run: " << scenario.model.name << " on " << scenario.cards.size() << " x " << scenario.gpu.spec.name
@@ -552,13 +588,15 @@ int run_command(const std::vector<std::string>& argv) {
   if (log_format) {
     const std::string text = sim::strata_startup_lines(scenario, result) + strata.str();
     if (log_out) {
-      *log_out << text;
+      log_out->stream() << text;
     } else if (json) {
       std::cerr << text;
     } else {
       std::cout << "\n" << text;
     }
   }
+  for (auto* out : {requests_out.get(), trace_out.get(), log_out.get()})
+    if (out) out->commit();
   return none_completed ? 1 : 0;
 }
 

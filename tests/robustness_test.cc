@@ -33,6 +33,11 @@ std::string write(const std::string& name, const std::string& text) {
   return path.string();
 }
 
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 std::string repeat(const std::string& part, int times, const std::string& separator) {
   std::string out;
   for (int i = 0; i < times; ++i) out += (i ? separator : "") + part;
@@ -69,6 +74,36 @@ TEST_CASE("YAML nested absurdly deep is refused with its place, at any depth", "
   std::string block;
   for (int i = 0; i < 3000; ++i) block += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
   check_usage_error("run " + write("deep-block.yaml", block), "nested more than 64 levels deep");
+}
+
+TEST_CASE("a usage error or a refused scenario leaves existing output files as they were", "[robustness][run]") {
+  const std::string trace = write("keep-trace.json", "precious\n");
+  check_usage_error("run " + kShared + " --trace " + trace + " --trace-steps 0", "--trace-steps");
+  CHECK(read(trace) == "precious\n");
+
+  const std::string requests = write("keep-requests.jsonl", "precious\n");
+  const std::string log = write("keep-log.txt", "precious\n");
+  check_usage_error("run " + kShared + " --requests-out " + requests + " --log-format strata --log " + log +
+                        " --trace " + trace + " --set hardware.gpu.free_vram=1B",
+                    "do not fit");
+  CHECK(read(requests) == "precious\n");
+  CHECK(read(log) == "precious\n");
+  CHECK(read(trace) == "precious\n");
+  check_usage_error("run " + kShared + " --requests-out " + requests + " --log-format bogus --log " + log, "--log-format");
+  CHECK(read(requests) == "precious\n");
+  check_usage_error("run " + kShared + " --requests-out " + requests + " --set workload.bogus=1", "workload.bogus");
+  CHECK(read(requests) == "precious\n");
+  // Nothing is left beside them.
+  for (const auto& entry : fs::directory_iterator(scratch()))
+    CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+
+  // A run that completes replaces them.
+  auto r = run_vramsim("run " + kShared + " --set workload.requests=2 --requests-out " + requests + " --trace " + trace +
+                       " --trace-steps 2 --log-format strata --log " + log);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(read(requests), Catch::StartsWith("{\"id\":"));
+  CHECK(read(trace) != "precious\n");
+  CHECK(read(log) != "precious\n");
 }
 
 TEST_CASE("an input that is not a regular file, or is huge, is refused", "[robustness][files]") {
