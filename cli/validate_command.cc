@@ -162,8 +162,12 @@ int validate_command(const std::vector<std::string>& argv) {
       std::printf("  %-44s %10s %10s %9s %9s  %-4s %s\n", label.c_str(), r.predicted ? fmt(*r.predicted).c_str() : "none",
                   fmt(c.measured).c_str(), err.c_str(), tol.c_str(), r.pass ? "ok" : "FAIL", c.role.c_str());
     }
-    std::printf("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
-                results.size(), failed, 100 * median, 100 * worst);
+    if (rel_errors.empty())
+      std::printf("\n  %zu cases, %d failed; no relative error (no case has both a prediction and a non-zero measurement)\n",
+                  results.size(), failed);
+    else
+      std::printf("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
+                  results.size(), failed, 100 * median, 100 * worst);
   }
   return failed ? 1 : 0;
 }

@@ -1,7 +1,10 @@
 #include "reports/validation.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "core/config_reader.h"
@@ -44,6 +47,32 @@ const Node* at_path(const Node& root, const std::string& dotted) {
   return cur;
 }
 
+// A number written as a plain decimal or exponent ("0.05", "1e-3"), finite; else nullopt.
+std::optional<double> plain_number(const std::string& text) {
+  double v = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, end, v, std::chars_format::general);
+  if (ec != std::errc{} || ptr != end || begin == end || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// A run's name becomes a file name (its --requests-out in validate's temporary folder): a
+// plain name, not a path.
+bool plain_name(const std::string& name) {
+  if (name.empty() || name.front() == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char ch) {
+    return std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.';
+  });
+}
+
+// The roles docs/validation.md describes: "calibration" may name what it set, "calibration (step_overhead)".
+bool known_role(const std::string& role) {
+  if (role == "prediction" || role == "fit input" || role == "calibration") return true;
+  return role.starts_with("calibration (") && role.ends_with(")");
+}
+
 }  // namespace
 
 ValidationSet decode_validation_set(const Node& root) {
@@ -53,6 +82,10 @@ ValidationSet decode_validation_set(const Node& root) {
   set.source = r.string("source");
   MapReader runs = r.map("runs");
   for (const auto& [name, node] : runs.node().entries()) {
+    if (!plain_name(name))
+      throw config::ConfigError(runs.node().key_origin(name), runs.key_path(name),
+                                "a run's name must be a plain name (letters, digits, '-', '_', '.', not starting with "
+                                "'.'): it names a file");
     MapReader run = runs.map(name);
     ValidationRun v{name, run.string("scenario"), {}};
     if (const Node* s = run.optional_any("set")) {
@@ -70,17 +103,33 @@ ValidationSet decode_validation_set(const Node& root) {
     ValidationCase v;
     v.name = c.string("name");
     v.role = c.string("role");
+    if (!known_role(v.role))
+      c.fail_at("role", "expected prediction, fit input, calibration or \"calibration (PARAMETER)\", got \"" + v.role + "\"");
     v.measured = c.number("measured", config::Lower::NonNegative);
     v.tolerance = parse_tolerance(c.any("tolerance"), c.key_path("tolerance"));
     if (c.has("bucket")) {
       const Node& b = c.any("bucket");
       if (!b.is_sequence() || b.items().size() != 2) c.fail_at("bucket", "expected [lo, hi) overflow bounds");
-      v.bucket = {std::stod(b.items()[0].text()), std::stod(b.items()[1].text())};
+      double bound[2] = {0, 0};
+      for (int k = 0; k < 2; ++k) {
+        const Node& item = b.items()[static_cast<std::size_t>(k)];
+        const auto value = item.is_scalar() ? plain_number(item.text()) : std::nullopt;
+        if (!value)
+          config::fail(item, c.key_path("bucket") + "[" + std::to_string(k) + "]",
+                       "expected a number (a pcie_overflow fraction), got " + item.describe());
+        bound[k] = *value;
+      }
+      if (!(bound[0] < bound[1]))
+        c.fail_at("bucket", "[lo, hi) must have lo below hi, got [" + b.items()[0].text() + ", " + b.items()[1].text() +
+                                "]: no request could fall in it");
+      v.bucket = {bound[0], bound[1]};
       v.run = c.string("runs");
       if (v.run != "all") c.fail_at("runs", "bucket cases use every run: expected \"all\"");
     } else {
       v.run = c.string("run");
       v.metric = c.string("metric");
+      v.metric_origin = c.node().find("metric")->origin();
+      v.metric_key = c.key_path("metric");
       bool known = false;
       for (const auto& run : set.runs) known = known || run.name == v.run;
       if (!known) c.fail_at("run", "no run named \"" + v.run + "\" in `runs`");
@@ -105,7 +154,22 @@ std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::s
       r.samples = decode.size();
       if (!decode.empty()) r.predicted = sim::percentile(decode, 0.5);
     } else if (auto it = outputs.find(c.run); it != outputs.end()) {
-      if (const Node* n = at_path(it->second.summary, c.metric); n && n->is_scalar()) r.predicted = std::stod(n->text());
+      const Node* n = at_path(it->second.summary, c.metric);
+      if (!n)
+        throw config::ConfigError(c.metric_origin, c.metric_key,
+                                  "\"" + c.metric + "\" names no value in run " + c.run + "'s --json output (a mistyped path?)");
+      if (n->is_map() || n->is_sequence())
+        throw config::ConfigError(c.metric_origin, c.metric_key,
+                                  "\"" + c.metric + "\" is " + n->describe() + " in run " + c.run +
+                                      "'s --json output, not a number: name one of its values (e.g. " + c.metric + "." +
+                                      (n->is_map() && !n->entries().empty() ? n->entries().front().first : std::string("...")) + ")");
+      if (n->is_scalar()) {  // null: the run has no such figure (e.g. no decode step): none predicted
+        const auto value = plain_number(n->text());
+        if (!value)
+          throw config::ConfigError(c.metric_origin, c.metric_key,
+                                    "\"" + c.metric + "\" is " + n->describe() + " in run " + c.run + "'s --json output, not a number");
+        r.predicted = *value;
+      }
     }
     if (r.predicted) {
       if (c.tolerance.absolute || c.measured == 0) {

@@ -28,6 +28,8 @@ struct ValidationCase {
   std::string role;                // prediction | calibration (...) | fit input
   std::string run;                 // a run name, or "all" for bucket cases
   std::string metric;              // dotted path in the run's --json output
+  config::Origin metric_origin;    // where `metric` was written, for an error about it
+  std::string metric_key;          // its key path, "cases[3].metric"
   std::optional<std::pair<double, double>> bucket;  // [lo, hi) of pcie_overflow: decode p50 of those requests
   double measured = 0;
   Tolerance tolerance;
@@ -58,6 +60,8 @@ struct CaseResult {
   bool pass = false;
 };
 
+// Throws ConfigError (at the case's `metric`) when a metric names no value in its run's output,
+// or a value that is not a number (null, a figure the run has none of, is a prediction of none).
 std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::string, RunOutput>& outputs);
 
 }  // namespace vramsim::reports

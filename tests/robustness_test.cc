@@ -106,12 +106,27 @@ TEST_CASE("a usage error or a refused scenario leaves existing output files as t
   CHECK(read(log) != "precious\n");
 }
 
+TEST_CASE("validate refuses a run name that is a path, and writes nothing outside its folder", "[robustness][validate]") {
+  const fs::path target = scratch() / "TRAVERSED";
+  fs::remove(fs::path(target.string() + ".jsonl"));
+  const std::string name = "../../../../../../../.." + target.string();
+  const std::string dataset = write("traverse.yaml", "name: t\nsource: test\nruns:\n  \"" + name +
+                                                         "\":\n    scenario: scenarios/moe125b-rtx5090-gen3-shared.yaml\n"
+                                                         "    set: [workload.requests=1]\ncases: []\n");
+  check_usage_error("validate " + dataset + " --configs " + kConfigs, "traverse.yaml:4:3: error: runs.");
+  check_usage_error("validate " + dataset + " --configs " + kConfigs, "must be a plain name");
+  CHECK_FALSE(fs::exists(target.string() + ".jsonl"));
+  const std::string hidden = write("hidden.yaml", "name: t\nsource: test\nruns:\n  .hidden:\n    scenario: x.yaml\ncases: []\n");
+  check_usage_error("validate " + hidden + " --configs " + kConfigs, "runs..hidden: a run's name must be a plain name");
+}
+
 TEST_CASE("an input that is not a regular file, or is huge, is refused", "[robustness][files]") {
   check_usage_error("run /dev/zero", "/dev/zero: error: not a regular file");
   const fs::path fifo = scratch() / "fifo.yaml";
   fs::remove(fifo);
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   check_usage_error("run " + fifo.string(), "not a regular file");  // it blocked forever
+  check_usage_error("validate " + fifo.string() + " --configs " + kConfigs, "not a regular file");
   fs::remove(fifo);
   const fs::path big = scratch() / "big.yaml";
   { std::ofstream(big) << "seed: 1\n"; }
@@ -120,3 +135,31 @@ TEST_CASE("an input that is not a regular file, or is huge, is refused", "[robus
   fs::remove(big);
 }
 
+namespace {
+// A dataset with one run of the shared scenario and one case (`case_fields` inside its braces).
+std::string dataset(const std::string& file, const std::string& case_fields, const std::string& role = "prediction") {
+  return write(file, "name: t\nsource: test\nruns:\n  r:\n    scenario: scenarios/moe125b-rtx5090-gen3-shared.yaml\n"
+                     "    set: [workload.requests=2]\ncases:\n  - { name: c, " +
+                         case_fields + ", measured: 1, tolerance: 10%, role: " + role + " }\n");
+}
+}  // namespace
+
+TEST_CASE("validate: malformed bucket bounds, metrics and roles are dataset errors with their place", "[robustness][validate]") {
+  const std::string configs = " --configs " + kConfigs;
+  check_usage_error("validate " + dataset("b1.yaml", "runs: all, bucket: [x, 1]") + configs,
+                    "b1.yaml:8:36: error: cases[0].bucket[0]: expected a number");
+  check_usage_error("validate " + dataset("b2.yaml", "runs: all, bucket: [.nan, .inf]") + configs, "cases[0].bucket[0]: expected a number");
+  check_usage_error("validate " + dataset("b3.yaml", "runs: all, bucket: [0.5, 0.1]") + configs,
+                    "cases[0].bucket: [lo, hi) must have lo below hi");
+  check_usage_error("validate " + dataset("r1.yaml", "run: r, metric: decode_tok_s.p50", "foo") + configs,
+                    "cases[0].role: expected prediction, fit input, calibration");
+  check_usage_error("validate " + dataset("m1.yaml", "run: r, metric: nonexistent.metric") + configs,
+                    "m1.yaml:8:32: error: cases[0].metric: \"nonexistent.metric\" names no value in run r's --json output");
+  check_usage_error("validate " + dataset("m2.yaml", "run: r, metric: decode_tok_s") + configs,
+                    "cases[0].metric: \"decode_tok_s\" is a mapping");
+  check_usage_error("validate " + dataset("m3.yaml", "run: r, metric: scenario") + configs, "not a number");
+  // A role naming what it calibrated is one of the documented forms.
+  auto ok = run_vramsim("validate " + dataset("ok.yaml", "run: r, metric: decode_tok_s.p50", "\"calibration (x)\"") + configs);
+  CHECK(ok.status == 1);  // out of tolerance (measured 1), but read
+  CHECK_THAT(ok.out, Catch::Contains("calibration (x)"));
+}
