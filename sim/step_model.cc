@@ -112,6 +112,10 @@ double StepModel::resident_reads(double resident, double missing, std::int64_t t
 
 double StepModel::expert_reads(const LayerExperts& e, int tokens) const { return resident_reads(e.hits, e.misses, tokens, 1); }
 
+bool StepModel::copies_ram_experts(int tokens) const {
+  return !host_ && !s_.engine.expert_cache && tokens >= kGpuOffloadRows;
+}
+
 StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
   StepCosts c;
@@ -137,6 +141,18 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
     c.compute += e.misses * expert_bytes_ / bw_;
     c.vram_bytes += e.misses * expert_bytes_;
     c.pcie_bytes = e.misses * slot_bytes_;
+    c.link_busy = copy;
+    return c;
+  }
+  if (copies_ram_experts(tokens)) {
+    // A batched step of 32 positions or more (llama.cpp): the RAM experts it uses are copied
+    // over the link, then the GPU computes them after its own (the scheduler's copies precede
+    // the split that needs them).
+    const double copy = e.misses * expert_bytes_ / link_bw_;
+    c.transfer = copy;
+    c.compute += e.misses * expert_bytes_ / bw_;
+    c.vram_bytes += e.misses * expert_bytes_;
+    c.pcie_bytes = e.misses * expert_bytes_;
     c.link_busy = copy;
     return c;
   }
@@ -180,6 +196,11 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
     d.gpu_after = e.misses * expert_bytes_ / bw_;
     d.link_bytes = e.misses * slot_bytes_ * to_nominal;
     d.link_wait = (e.misses - 1) * link_latency_;  // one copy engine: a latency per copy
+    return d;
+  }
+  if (copies_ram_experts(tokens)) {  // as layer(): copied in, then computed by the GPU
+    d.gpu_after = e.misses * expert_bytes_ / bw_;
+    d.link_bytes = e.misses * expert_bytes_ * to_nominal;
     return d;
   }
   d.sync = ph.miss_sync;
@@ -355,7 +376,7 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     c.flops += 2.0 * m.params_active * static_cast<double>(u.tokens) * share + u.attention_flops;
     // Its experts in RAM. Copy-in policies load them once for the pass (below).
     if (missing <= 0 || copies_in) return;
-    if (!s_.engine.expert_cache && u.tokens >= 32) {
+    if (!s_.engine.expert_cache && u.tokens >= kGpuOffloadRows) {
       // llama.cpp: an operation of 32 tokens or more runs on the GPU, the RAM-resident experts
       // it touches copied over the link.
       c.transfer += missing * expert_bytes_ / link_bw_;
@@ -401,7 +422,7 @@ StepCosts StepModel::host_prefill(const PrefillPass& pass, double share) const {
                                   : pass.resident_last_ubatch + pass.missing_last_ubatch;
     const double weights = layer_bytes_ * layers_ + experts * expert_bytes_;
     const double flops = 2.0 * m.params_active * static_cast<double>(u.tokens) * share;
-    if (u.tokens >= 32) {
+    if (u.tokens >= kGpuOffloadRows) {
       c.transfer += weights / gpu.link.h2d_bandwidth;
       c.pcie_bytes += weights;
       c.compute += ubatch_gemm_seconds(static_cast<double>(u.tokens), share, gpu_rate) + u.attention_flops / gpu_attention_rate;

@@ -95,6 +95,11 @@ double gemm_peak(const hw::GpuSpec& gpu, const Scenario& s);
 
 class StepModel {
  public:
+  // llama.cpp runs an operation of this many rows (tokens) or more on the GPU even when its
+  // weights are in RAM, copying them over the link first (ggml-cuda's offload_op, min_batch_size
+  // 32; ggml-backend's scheduler copies only the experts a MUL_MAT_ID uses). Below it the CPU
+  // computes the operation where its weights are.
+  static constexpr int kGpuOffloadRows = 32;
   // The model of card `card` (its GPU, its host link, its part of the model in `plan`).
   StepModel(const Scenario& scenario, const VramPlan& plan, int card = 0);
   // The host CPU running the first layers (plan_host): its RAM streamed at the engine's
@@ -133,6 +138,9 @@ class StepModel {
     double prefetch_bytes = 0;
   };
   LayerDemand layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const;
+  // Whether a GPU layer's RAM experts (llama.cpp's --n-cpu-moe) are copied in and computed by
+  // the GPU rather than by the host: a step of kGpuOffloadRows positions or more.
+  bool copies_ram_experts(int tokens) const;
   // Host throughput of one worker group, bytes of expert weights per second.
   double host_worker_rate() const { return cpu_bw_ / std::max(1, s_.engine.physics.host_expert_workers); }
 
