@@ -167,6 +167,8 @@ void refuse_searched_keys(const std::vector<std::string>& sets) {
       {"workload.requests", "--clients sets it (4 requests per client)"},
       {"engine.context", "use --context"},
       {"hardware.gpu.count", "use --gpus"},
+      {"hardware.gpu.preset", "use --gpu"},
+      {"hardware.host.preset", "use --host"},
   };
   for (const auto& set : sets) {
     const std::string key = set.substr(0, set.find('='));

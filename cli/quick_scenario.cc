@@ -146,26 +146,30 @@ std::optional<std::vector<int>> fitting_split(sim::Scenario s) {
   if (cards < 2 || s.engine.split != sim::Split::Pipeline || !s.engine.layer_split.empty() || s.engine.expert_cache ||
       s.engine.kv_pool)
     return std::nullopt;
-  // Card by card in pipeline order, the most layers that card holds, the rest left to the
-  // cards after it (a card's need grows with its layers, so filling the first ones fullest
-  // leaves the least to the last, which also holds the LM head).
+  // Card by card, the most layers that card holds, the rest left to the cards not yet filled
+  // (a card's need grows with its layers, so filling each fullest leaves the least to the
+  // others). As llama.cpp's --fit: a dense model's cards from the last (which holds the LM head)
+  // back, an MoE's with experts on the CPU from the first (the CPU-expert layers lead).
+  const bool front_first = s.engine.cpu_moe_layers > 0;
   std::vector<int> split(static_cast<std::size_t>(cards), 0);
+  const std::size_t rest = front_first ? split.size() - 1 : 0;  // the card that takes what is left
   int left = s.engine.gpu_layers;
-  for (int c = 0; c + 1 < cards; ++c) {
+  for (int i = 0; i + 1 < cards; ++i) {
+    const std::size_t c = static_cast<std::size_t>(front_first ? i : cards - 1 - i);
     int take = 0;
     for (int k = left; k > 0; --k) {
-      split[static_cast<std::size_t>(c)] = k;
-      split.back() = left - k;
+      split[c] = k;
+      split[rest] = left - k;
       s.engine.layer_split = split;
-      if (sim::resident_shares(s)[static_cast<std::size_t>(c)].fits()) {
+      if (sim::resident_shares(s)[c].fits()) {
         take = k;
         break;
       }
     }
-    split[static_cast<std::size_t>(c)] = take;
+    split[c] = take;
     left -= take;
   }
-  split.back() = left;
+  split[rest] = left;
   s.engine.layer_split = split;
   if (!fits(s)) return std::nullopt;
   return split;

@@ -80,8 +80,9 @@ std::vector<std::string> placement_sets(const Placement& placement, int layers);
 void apply_placement(const Placement& placement, sim::EngineSetup& engine);
 
 // The GPU layers per card that let a pipeline hold the scenario's placement: empty when the
-// default split (by free memory) fits; else cards filled in order, each with as many layers as
-// it holds, the last with the rest, as llama.cpp's --fit sets -ts (common/fit.cpp); nullopt
+// default split (by free memory) fits; else each card filled with as many layers as it holds,
+// in llama.cpp's --fit order (common/fit.cpp: a dense model's cards from the last, an MoE's with
+// CPU experts from the first), the remaining card taking the rest; nullopt
 // when no split fits, or the scenario sets engine.layer_split itself, or it is not a pipeline.
 std::optional<std::vector<int>> fitting_split(sim::Scenario scenario);
 

@@ -195,6 +195,8 @@ TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option tha
   // The options that set these: the header and the flags follow them.
   check_usage_error(plan + "--set hardware.gpu.count=2", "--set hardware.gpu.count: plan chooses hardware.gpu.count itself (use --gpus)");
   check_usage_error(plan + "--set engine.context=100", "--set engine.context: plan chooses engine.context itself (use --context)");
+  check_usage_error(plan + "--set hardware.gpu.preset=rtx-3090", "use --gpu");
+  check_usage_error(plan + "--set hardware.host.preset=ddr4-dual-channel", "use --host");
   // Options under which no candidate can be timed: a usage error that says why, not an internal one.
   check_usage_error(plan + "--quant Q4_K_M -j 1 --set workload.gen_tokens=1",
                     "no configuration could be simulated (2 tried); the first, -ngl 99 -c 4096: no decode step to time");
@@ -301,4 +303,21 @@ TEST_CASE("plan: each context bound names the rule that judged it", "[engines][p
                       Catch::Contains(" by weights + KV + runtime (engine.vram_rule=engine))"));
   CHECK_THAT(out, Catch::Contains("(63 of 64 layers and the LM head on the GPU, layer 0 on the CPU; -c up to ") &&
                       Catch::Contains(" fits by weights + KV + runtime)"));
+}
+
+// llama.cpp runs an operation of 32 rows or more on the GPU even when its weights are in RAM,
+// copying them in first (ggml-cuda's offload_op): a batched decode step of 32 positions copies
+// the --n-cpu-moe experts it uses over the link, where 31 positions have the CPU compute them.
+TEST_CASE("llama.cpp: a batched step of 32 positions copies its RAM experts to the GPU", "[engines][llama.cpp][batching]") {
+  const auto step = [](int clients) {
+    return run_ok("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M --set engine.cpu_moe_layers=24 "
+                  "--context 1024 --set engine.kv_type=q8_0 --set engine.parallel=" + std::to_string(clients) +
+                  " --set workload.clients=" + std::to_string(clients) + " --set workload.requests=" +
+                  std::to_string(2 * clients) + " --json");
+  };
+  const std::string below = step(31), at = step(32);
+  CHECK(json_number(below, "cpu_experts", "step_time_breakdown") > 0.5);
+  CHECK(json_number(below, "transfer", "step_time_breakdown") == 0);
+  CHECK(json_number(at, "cpu_experts", "step_time_breakdown") == 0);
+  CHECK(json_number(at, "transfer", "step_time_breakdown") > 0.5);
 }
