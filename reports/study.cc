@@ -247,12 +247,17 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
              "axis name \"" + s.dimensions.back().name + "\" is axes[" + std::to_string(j) +
                  "]'s too: sections pick an axis by its name (give each its own `name:`)");
       }
-    // Each step is a distinct point: the same values twice would be one point recorded twice.
+    // Each step is a distinct point: the same values twice would be one point recorded twice,
+    // whatever their spelling (8 and 8.0, 12GiB and 12.0GiB are one value to the config reader).
+    const auto canonical = [](const std::string& v) {
+      const auto q = split_quantity(v);
+      return q && q->second.find_first_of(" \t") == std::string::npos ? format_number(q->first) + q->second : v;
+    };
     std::set<std::string> steps;
     const auto& dim = s.dimensions.back();
     for (std::size_t step = 0; !dim.axes.empty() && step < dim.axes.front().values.size(); ++step) {
       std::string values;
-      for (const auto& axis : dim.axes) values += (axis.values[step] ? "=" + *axis.values[step] : std::string("~")) + "\n";
+      for (const auto& axis : dim.axes) values += (axis.values[step] ? "=" + canonical(*axis.values[step]) : std::string("~")) + "\n";
       if (!steps.insert(values).second)
         fail(axes.items()[i], path, "step " + std::to_string(step + 1) + " repeats an earlier step's values");
     }
