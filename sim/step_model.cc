@@ -133,26 +133,17 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   }
   if (e.misses == 0) return c;
 
-  if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
-    // Copy every miss in (one copy engine, serial), then stream it like a hit.
-    const double copy = e.misses * (link_latency_ + slot_bytes_ / link_bw_);
-    const double wait = std::max(0.0, copy - hits);
-    c.transfer = wait;
+  const bool cache_copies = s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu;
+  if (cache_copies || copies_ram_experts(tokens)) {
+    // lru, lfu: copy every miss into a slot (one copy engine, serial, a latency each), then
+    // stream it like a hit; the copies overlap the hits' reads. llama.cpp's batched step of 32
+    // positions or more: the RAM experts it uses are copied over the link, then the GPU computes
+    // them after its own (the scheduler's copies precede the split that needs them).
+    const double copy = cache_copies ? e.misses * (link_latency_ + slot_bytes_ / link_bw_) : e.misses * expert_bytes_ / link_bw_;
+    c.transfer = cache_copies ? std::max(0.0, copy - hits) : copy;
     c.compute += e.misses * expert_bytes_ / bw_;
     c.vram_bytes += e.misses * expert_bytes_;
-    c.pcie_bytes = e.misses * slot_bytes_;
-    c.link_busy = copy;
-    return c;
-  }
-  if (copies_ram_experts(tokens)) {
-    // A batched step of 32 positions or more (llama.cpp): the RAM experts it uses are copied
-    // over the link, then the GPU computes them after its own (the scheduler's copies precede
-    // the split that needs them).
-    const double copy = e.misses * expert_bytes_ / link_bw_;
-    c.transfer = copy;
-    c.compute += e.misses * expert_bytes_ / bw_;
-    c.vram_bytes += e.misses * expert_bytes_;
-    c.pcie_bytes = e.misses * expert_bytes_;
+    c.pcie_bytes = e.misses * (cache_copies ? slot_bytes_ : expert_bytes_);
     c.link_busy = copy;
     return c;
   }

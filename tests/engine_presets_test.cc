@@ -183,20 +183,26 @@ TEST_CASE("run --model: llama.cpp's flags carry the KV type, Flash Attention and
 
 TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option that sets it", "[engines][plan][errors]") {
   const std::string plan = "plan --model qwen3-14b --gpu rtx-4090 --host ryzen-7950x-ddr5 ";
-  check_usage_error(plan + "--set engine.gpu_layers=10", "--set engine.gpu_layers: plan chooses engine.gpu_layers itself");
-  check_usage_error(plan + "--set engine.kv_type=q8_0", "--set engine.kv_type: plan chooses");
-  check_usage_error(plan + "--set workload.clients=4", "use --clients");
-  check_usage_error(plan + "--set engine.weights.experts=Q8_0", "use --quant");
-  check_usage_error(plan + "--engine hybrid-cpu-experts --set engine.expert_cache.size=10", "engine.expert_cache.size");
-  check_usage_error(plan + "--set 'engine={preset: llama.cpp}'", "--set engine: it would replace engine.kv_type, which plan chooses");
-  // With several clients llama-server gets one slot each: -np is plan's, as its header says.
-  check_usage_error(plan + "--clients 2 --set engine.parallel=3",
-                    "--set engine.parallel: with --clients 2 plan gives llama-server one slot per client (-np 2)");
-  // The options that set these: the header and the flags follow them.
-  check_usage_error(plan + "--set hardware.gpu.count=2", "--set hardware.gpu.count: plan chooses hardware.gpu.count itself (use --gpus)");
-  check_usage_error(plan + "--set engine.context=100", "--set engine.context: plan chooses engine.context itself (use --context)");
-  check_usage_error(plan + "--set hardware.gpu.preset=rtx-3090", "use --gpu");
-  check_usage_error(plan + "--set hardware.host.preset=ddr4-dual-channel", "use --host");
+  struct Refused {
+    const char* args;
+    const char* message;
+  };
+  const Refused refused[] = {
+      {"--set engine.gpu_layers=10", "--set engine.gpu_layers: plan chooses engine.gpu_layers itself"},
+      {"--set engine.kv_type=q8_0", "--set engine.kv_type: plan chooses"},
+      {"--set workload.clients=4", "use --clients"},
+      {"--set engine.weights.experts=Q8_0", "use --quant"},
+      {"--engine hybrid-cpu-experts --set engine.expert_cache.size=10", "engine.expert_cache.size"},
+      {"--set 'engine={preset: llama.cpp}'", "--set engine: it would replace engine.kv_type, which plan chooses"},
+      // With several clients llama-server gets one slot each: -np is plan's, as its header says.
+      {"--clients 2 --set engine.parallel=3", "--set engine.parallel: with --clients 2 plan gives llama-server one slot per client (-np 2)"},
+      // The options that set these: the header and the flags follow them.
+      {"--set hardware.gpu.count=2", "--set hardware.gpu.count: plan chooses hardware.gpu.count itself (use --gpus)"},
+      {"--set engine.context=100", "--set engine.context: plan chooses engine.context itself (use --context)"},
+      {"--set hardware.gpu.preset=rtx-3090", "use --gpu"},
+      {"--set hardware.host.preset=ddr4-dual-channel", "use --host"},
+  };
+  for (const Refused& r : refused) check_usage_error(plan + r.args, r.message);
   // Options under which no candidate can be timed: a usage error that says why, not an internal one.
   check_usage_error(plan + "--quant Q4_K_M -j 1 --set workload.gen_tokens=1",
                     "no configuration could be simulated (2 tried); the first, -ngl 99 -c 4096: no decode step to time");
