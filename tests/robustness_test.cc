@@ -163,3 +163,13 @@ TEST_CASE("validate: malformed bucket bounds, metrics and roles are dataset erro
   CHECK(ok.status == 1);  // out of tolerance (measured 1), but read
   CHECK_THAT(ok.out, Catch::Contains("calibration (x)"));
 }
+
+TEST_CASE("a huge expert_params gives counts that make sense, and its own bound", "[robustness][model]") {
+  // 1e15 x 128 experts x 192 layers once printed as -9223372036854775808 parameters.
+  auto r = run_vramsim("run " + kShared + " --set model.moe.expert_params=1e15");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("the routed experts alone (2.46e+19 parameters) exceed params.total (110500000000)"));
+  CHECK_THAT(r.err, !Catch::Contains("-9223372036854775808"));
+  check_usage_error("run " + kShared + " --set model.moe.expert_params=2e15",
+                    "--set model.moe.expert_params=2e15: error: model.moe.expert_params: more than 1e15 parameters");
+}

@@ -1,6 +1,9 @@
 #include "workloads/model.h"
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "core/config_reader.h"
 
@@ -58,6 +61,8 @@ MoeSpec decode_moe(MapReader m, int layers) {
              std::to_string(moe.experts) + ")");
   moe.shared_experts = static_cast<int>(m.optional_integer("shared_experts", 0, 1 << 10).value_or(0));
   moe.expert_params = m.number("expert_params");
+  // params.total's bound (1e15): one expert cannot be larger than the largest model.
+  if (moe.expert_params > 1e15) m.fail_at("expert_params", "more than 1e15 parameters in one expert is not a model this tool can size");
   if (auto r = m.optional_map("routing")) {
     RoutingSpec routing;
     if (auto profile = r->optional_string("profile")) {
@@ -97,6 +102,16 @@ MoeSpec decode_moe(MapReader m, int layers) {
   return moe;
 }
 
+// A parameter count for a message: the whole number while a double holds it exactly (below
+// 2^53), else "2.4e+19" (a cast to an integer type past its range is undefined: it printed
+// -9223372036854775808).
+std::string count_text(double count) {
+  if (std::fabs(count) < 9e15) return std::to_string(static_cast<long long>(std::llround(count)));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", count);
+  return buf;
+}
+
 }  // namespace
 
 ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
@@ -130,12 +145,12 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
     double routed = m.moe->expert_params * m.moe->experts * m.moe->layers;
     if (routed > m.params_total)
       r.fail_at("moe",
-           "the routed experts alone (" + std::to_string(static_cast<long long>(routed)) + " parameters) exceed params.total");
+           "the routed experts alone (" + count_text(routed) + " parameters) exceed params.total (" + count_text(m.params_total) + ")");
     // A token runs its top-k routed experts on every MoE layer: they are part of params.active.
     const double routed_active = m.moe->expert_params * m.moe->experts_per_token * m.moe->layers;
     if (routed_active > m.params_active)
       r.fail_at("moe", "a token's top-" + std::to_string(m.moe->experts_per_token) + " routed experts alone (" +
-                           std::to_string(static_cast<long long>(routed_active)) + " parameters) exceed params.active");
+                           count_text(routed_active) + " parameters) exceed params.active (" + count_text(m.params_active) + ")");
   } else if (r.has("moe")) {
     fail(*r.optional_any("moe"), r.key_path("moe"), "a dense model has no experts; set family: moe");
   }
