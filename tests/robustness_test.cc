@@ -173,3 +173,20 @@ TEST_CASE("a huge expert_params gives counts that make sense, and its own bound"
   check_usage_error("run " + kShared + " --set model.moe.expert_params=2e15",
                     "--set model.moe.expert_params=2e15: error: model.moe.expert_params: more than 1e15 parameters");
 }
+
+TEST_CASE("import-model: zero experts beside a top-k, or a null dtype, is refused naming the key", "[robustness][import]") {
+  const std::string dense = R"({"model_type": "mixtral", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 1000, "torch_dtype": "bfloat16")";
+  // Once imported as a dense model.
+  check_usage_error("import-model " + write("zero-experts.json", dense + R"(, "num_local_experts": 0, "num_experts_per_tok": 2})") +
+                        " --name zero",
+                    "error: num_local_experts: is 0, but num_experts_per_tok routes each token to 2 experts: an MoE config "
+                    "with no experts is not a dense model");
+  // Once read as BF16.
+  const std::string null_dtype = R"({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 1000, "torch_dtype": null})";
+  check_usage_error("import-model " + write("null-dtype.json", null_dtype) + " --name nulled",
+                    "error: torch_dtype: is null: the checkpoint's dtype (bfloat16, float16, float32 or float8_e4m3fn) is needed");
+  // A dense config whose expert count is 0 and routes nothing stays a dense model.
+  CHECK(run_vramsim("import-model " + write("dense-zero.json", dense + R"(, "num_local_experts": 0})") + " --name dense0").status == 0);
+}

@@ -34,6 +34,8 @@ class Fields {
     const Node* n = node_.find(key);
     return (n && !n->is_null()) ? n : nullptr;
   }
+  // The key's value even when it is null (get() treats null as absent).
+  const Node* find(const char* key) const { return node_.find(key); }
   std::optional<double> number(const char* key) const {
     const Node* n = get(key);
     if (!n) return std::nullopt;
@@ -121,7 +123,14 @@ std::string native_format_of(const Fields& f, const Fields& top, std::vector<std
                     " (" + width + "weights) is not one of the catalogue's formats: native_format is the unquantised dtype; "
                     "size the checkpoint with a weights format of as many bits (--quant Q4_0 for 4 bits, Q8_0 for 8)");
   }
-  // transformers writes `dtype` since 4.56, `torch_dtype` before.
+  // transformers writes `dtype` since 4.56, `torch_dtype` before. A null one says the dtype is
+  // unknown: the checkpoint's size depends on it, so it is not taken as BF16.
+  for (const Fields* fields : {&f, &top})
+    for (const char* k : {"dtype", "torch_dtype"})
+      if (const Node* n = fields->find(k); n && n->is_null() && !f.get("dtype") && !top.get("dtype") &&
+                                            !f.get("torch_dtype") && !top.get("torch_dtype"))
+        config::fail(*n, k, std::string("is null: the checkpoint's dtype (bfloat16, float16, float32 or float8_e4m3fn) is "
+                                        "needed, its size depends on it"));
   const char* key = f.get("dtype") || top.get("dtype") ? "dtype" : "torch_dtype";
   const std::string dtype = f.text("dtype", top.text("dtype", f.text("torch_dtype", top.text("torch_dtype", "bfloat16"))));
   if (dtype == "bfloat16") return "BF16";
@@ -285,8 +294,18 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
 
   // MLP / MoE parameters.
   int experts = 0;
+  const char* zero_key = nullptr;  // an expert count written as 0
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"})
-    if (auto v = f.whole(key, 0); v && experts == 0) experts = static_cast<int>(*v);
+    if (auto v = f.whole(key, 0); v && experts == 0) {
+      experts = static_cast<int>(*v);
+      if (experts == 0 && !zero_key) zero_key = key;
+    }
+  // Zero experts beside a top-k is an MoE config missing its experts, not a dense model.
+  if (experts == 0 && zero_key && (f.get("num_experts_per_tok") || f.get("experts_per_token")) &&
+      f.integer("num_experts_per_tok", 0, f.integer("experts_per_token", 0, 0)) > 0)
+    f.fail(zero_key, "is 0, but num_experts_per_tok routes each token to " +
+                         std::to_string(f.integer("num_experts_per_tok", 0, f.integer("experts_per_token", 0, 0))) +
+                         " experts: an MoE config with no experts is not a dense model; give the expert count in " + path);
   const double dense_ffn = static_cast<double>(f.whole("intermediate_size", 1).value_or(0));
   double mlp_params_total = 0;
   double mlp_params_active = 0;
