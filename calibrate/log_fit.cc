@@ -133,6 +133,14 @@ LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
   r.decode_tok_s = sc.number();
   sc.lit("tok/s)");
   // The printed rate is generated / time, each rounded (the time to 1 ms, the rate to 0.1).
+  // A time printed as 0 ms was under 0.5 ms: tokens decoded after the first (the prefill's)
+  // in that time give at least generated / 0.5 ms.
+  if (r.gen_tokens > 1 && ms <= 0 && r.decode_tok_s < static_cast<double>(r.gen_tokens) / 0.5e-3 - 0.05) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%lld tokens generated in %g ms at %.1f tok/s: the tokens after the first need decode time, "
+                  "the line contradicts itself", static_cast<long long>(r.gen_tokens), ms, r.decode_tok_s);
+    sc.fail_at(1, buf);
+  }
   if (r.gen_tokens > 0 && ms > 0) {
     const double rate = static_cast<double>(r.gen_tokens) / r.decode_s;
     if (std::fabs(r.decode_tok_s - rate) > rate * std::max(0.01, 0.5 / ms) + 0.05) {
@@ -157,7 +165,14 @@ LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
 
 // A percentage printed to `decimals` places against the counts it was computed from.
 void check_percent(Scanner& sc, const char* what, double printed, std::int64_t part, std::int64_t whole, int decimals) {
-  if (whole <= 0) return;
+  // Nothing counted: the printed figure can only be 0 ("0.0% (0 hits / 0 lookups)").
+  if (whole <= 0 && std::fabs(printed) <= 0.5 * std::pow(10.0, -decimals) + 1e-9) return;
+  if (whole <= 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "the %s (%g%%) is of %lld / %lld: nothing was counted, the line contradicts itself", what,
+                  printed, static_cast<long long>(part), static_cast<long long>(whole));
+    sc.fail_at(1, buf);
+  }
   const double pct = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
   if (std::fabs(printed - pct) <= 0.5 * std::pow(10.0, -decimals) + 1e-9) return;
   char buf[160];

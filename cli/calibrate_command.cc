@@ -36,7 +36,8 @@ and prints the parameters with standard errors and residuals (docs/calibration.m
                          steps = (generated - 1) - accepted when the log gives drafts,
                          else (generated - 1) / --tokens-per-step (the first token is the
                          prefill's; llama_print_timings' "N runs" are N steps)
-  --tokens-per-step X    tokens per decode step for lines without draft figures (default 1)
+  --tokens-per-step X    tokens per decode step for lines without draft figures, 1 to 64
+                         (default 1)
   --max-misses-per-step X  fit only the requests with at most X misses per step (the
                          low-miss regime, where each miss is a layer's only one)
 )";
@@ -184,12 +185,23 @@ int calibrate_command(const std::vector<std::string>& argv) {
   const std::string file = args.require("--from-log");
   calibrate::LogOptions options;
   if (args.get("--draft-tokens")) options.draft_tokens = static_cast<int>(args.integer("--draft-tokens", 0, 1, 64));
-  if (args.get("--tokens-per-step")) options.tokens_per_step = positive_number(args, "--tokens-per-step");
+  if (args.get("--tokens-per-step")) {
+    // As --draft-tokens: a step makes at least its one token and at most 64 (a draft's length).
+    options.tokens_per_step = positive_number(args, "--tokens-per-step");
+    if (options.tokens_per_step < 1 || options.tokens_per_step > 64)
+      throw UsageError("--tokens-per-step: expected a number from 1 to 64 (tokens one decode step makes), got \"" +
+                       *args.get("--tokens-per-step") + "\"");
+  }
   std::optional<double> max_x;
   if (args.get("--max-misses-per-step")) max_x = positive_number(args, "--max-misses-per-step");
 
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) throw UsageError("--from-log " + file + " is a directory; give the log file");
+  if (auto checked = config::check_input_file(file); !checked) {
+    std::string why = checked.error().message;  // "FILE: error: ..."
+    if (const auto at = why.find(": error: "); at != std::string::npos) why.replace(at, 9, ": ");
+    throw UsageError("--from-log " + why);
+  }
   std::ifstream in(file);
   if (!in) throw UsageError("cannot read " + file);
   calibrate::ParsedLog log;

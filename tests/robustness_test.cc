@@ -190,3 +190,22 @@ TEST_CASE("import-model: zero experts beside a top-k, or a null dtype, is refuse
   // A dense config whose expert count is 0 and routes nothing stays a dense model.
   CHECK(run_vramsim("import-model " + write("dense-zero.json", dense + R"(, "num_local_experts": 0})") + " --name dense0").status == 0);
 }
+
+TEST_CASE("calibrate --from-log: tokens in no time, a rate of nothing, and --tokens-per-step out of range are refused", "[robustness][calibrate]") {
+  const std::string gen = "strata serve: prompt 26 tokens = 0 reused + 26 read in 43 ms, ";
+  const std::string cache_ok = "strata serve: decode expert cache hit rate: 86.3% (23414 hits / 27131 lookups); 412 more read by the "
+                               "GPU over PCIe or from another GPU (2.31% of all 17850 routed)\n";
+  const std::string ok_gen = gen + "192 generated in 1367 ms (140.5 tok/s)\n";
+  // Accepted once, its step time 0 ns.
+  check_usage_error("calibrate --from-log " + write("zero-ms.log", gen + "192 generated in 0 ms (133.7 tok/s)\n" + cache_ok),
+                    "zero-ms.log:1:1: error: strata generation line: 192 tokens generated in 0 ms at 133.7 tok/s");
+  check_usage_error("calibrate --from-log " + write("no-lookups.log", ok_gen +
+                                                                     "strata serve: decode expert cache hit rate: 87.0% (0 hits / 0 lookups); 0 more read by "
+                                                                     "the GPU over PCIe or from another GPU (0.00% of all 0 routed)\n"),
+                    "no-lookups.log:2:1: error: strata cache line: the hit rate (87%) is of 0 / 0");
+  const std::string log = write("ok.log", ok_gen + cache_ok);
+  for (const char* value : {"1e-308", "0.5", "65", "1e308"})
+    check_usage_error(std::string("calibrate --from-log ") + log + " --tokens-per-step " + value,
+                      std::string("--tokens-per-step: expected a number from 1 to 64 (tokens one decode step makes), got \"") + value);
+  check_usage_error("calibrate --from-log /dev/zero", "--from-log /dev/zero: not a regular file");
+}
