@@ -160,7 +160,14 @@ class TreeBuilder {
 
 Result<Node> parse_yaml(std::string_view text, const std::string& source) {
   try {
-    YAML::Node doc = YAML::Load(std::string(text));
+    // A file is one document: a second one (after a `---` line) would be ignored by Load.
+    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    if (docs.size() > 1) {
+      const YAML::Mark m = docs[1].Mark();
+      const Origin where{source, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1};
+      return Error{to_string(where) + ": error: a second YAML document (after a `---` line): a configuration file holds one"};
+    }
+    const YAML::Node doc = docs.empty() ? YAML::Node() : docs.front();
     TreeBuilder builder(source);
     return builder.build(doc);
   } catch (const YAML::DeepRecursion& e) {

@@ -209,3 +209,12 @@ TEST_CASE("calibrate --from-log: tokens in no time, a rate of nothing, and --tok
                       std::string("--tokens-per-step: expected a number from 1 to 64 (tokens one decode step makes), got \"") + value);
   check_usage_error("calibrate --from-log /dev/zero", "--from-log /dev/zero: not a regular file");
 }
+
+// A file is one YAML document: a second one (after `---`) is refused at its line, not ignored.
+TEST_CASE("a configuration file with a second YAML document is refused", "[robustness][yaml]") {
+  const std::string path = write("two_docs.yaml", "a: 1\n---\nb: 2\n");
+  vramsim::test::check_usage_error("run " + path, "two_docs.yaml:3:1: error: a second YAML document (after a `---` line)");
+  // A leading `---` starts the one document.
+  const auto one = vramsim::config::parse_yaml("---\na: 1\n", "one.yaml");
+  CHECK(static_cast<bool>(one));
+}
