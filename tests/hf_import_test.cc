@@ -307,9 +307,9 @@ TEST_CASE("import: Llama 4 and hybrid linear attention are refused with the reas
 // A quantization method the catalogue has no format for is named, not silently read as BF16;
 // transformers' newer `dtype` key is read as `torch_dtype` was.
 TEST_CASE("import: AWQ or GPTQ weights are noted, and dtype is read", "[hf-import]") {
-  auto awq = import_json(llama_like(R"(, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128})"));
+  auto awq = import_json(llama_like(R"(, "torch_dtype": "float16", "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128})"));
   REQUIRE(awq);
-  CHECK(awq->spec.native_format == "BF16");
+  CHECK(awq->spec.native_format == "F16");
   REQUIRE(awq->notes.size() == 1);
   CHECK_THAT(awq->notes[0], Catch::Contains("quant_method \"awq\" (4-bit weights) is not one of the catalogue's formats") &&
                                 Catch::Contains("--quant Q4_0"));
@@ -325,4 +325,12 @@ TEST_CASE("import: AWQ or GPTQ weights are noted, and dtype is read", "[hf-impor
   auto f16 = import_json(llama_like(R"(, "dtype": "float16")"));
   REQUIRE(f16);
   CHECK(f16->spec.native_format == "F16");
+  CHECK(f16->notes.empty());
+  // No dtype at all: BF16, with a note that says so (written into the YAML too).
+  auto none = import_json(llama_like());
+  REQUIRE(none);
+  CHECK(none->spec.native_format == "BF16");
+  REQUIRE(none->notes.size() == 1);
+  CHECK_THAT(none->notes[0], Catch::Contains("the config names no dtype (torch_dtype): native_format is BF16"));
+  CHECK_THAT(none->yaml, Catch::Contains("# Note: the config names no dtype"));
 }

@@ -131,6 +131,11 @@ std::string native_format_of(const Fields& f, const Fields& top, std::vector<std
                                             !f.get("torch_dtype") && !top.get("torch_dtype"))
         config::fail(*n, k, std::string("is null: the checkpoint's dtype (bfloat16, float16, float32 or float8_e4m3fn) is "
                                         "needed, its size depends on it"));
+  // None at all (configs written before transformers recorded it): bfloat16, the dtype of
+  // most released checkpoints, said in a note rather than assumed silently.
+  if (!f.get("dtype") && !top.get("dtype") && !f.get("torch_dtype") && !top.get("torch_dtype"))
+    notes.push_back("the config names no dtype (torch_dtype): native_format is BF16, the dtype of most released "
+                    "checkpoints; if the checkpoint's files are F16 or F32, edit native_format (its size depends on it)");
   const char* key = f.get("dtype") || top.get("dtype") ? "dtype" : "torch_dtype";
   const std::string dtype = f.text("dtype", top.text("dtype", f.text("torch_dtype", top.text("torch_dtype", "bfloat16"))));
   if (dtype == "bfloat16") return "BF16";
