@@ -161,6 +161,8 @@ void refuse_searched_keys(const std::vector<std::string>& sets) {
       {"engine.kv_type", "plan tries each KV-cache type (f16 and q8_0; vllm: bf16 and fp8)"},
       {"engine.gpu_layers", "plan searches the placement; `vramsim run --model ... --set engine.gpu_layers=N` simulates one"},
       {"engine.cpu_moe_layers", "plan searches the placement; `vramsim run --model ... --set engine.cpu_moe_layers=N` simulates one"},
+      {"engine.layer_split", "plan sets a pipeline's split (-ts) with each placement; `vramsim run --model ... --set "
+                             "engine.layer_split=[...]` simulates one"},
       {"engine.expert_cache.size", "plan searches the expert cache's size; `vramsim run --model ... --set engine.expert_cache.size=N` simulates one"},
       {"engine.weights", "use --quant"},
       {"workload.clients", "use --clients"},

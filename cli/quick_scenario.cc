@@ -64,14 +64,21 @@ EngineFlags engine_flags(const sim::Scenario& s) {
   // llama.cpp
   f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers, e.head_on_cpu, e.ngl_output_first).flags;
   if (s.cards.size() > 1 && e.split == sim::Split::Tensor) f << " --split-mode row";
-  if (!e.layer_split.empty()) {  // layers per card, as -ts proportions of the offloaded layers
-    // llama.cpp deals min(-ngl, layers + 1) "layers" by -ts, the output layer among them when
-    // it is offloaded (the last card's): counts that include it split exactly there.
+  // A pipeline's layers per card as -ts proportions, always: the split simulated (the scenario's,
+  // or the default the simulation took) is then the one the flags give. llama.cpp deals
+  // min(-ngl, layers + 1) "layers" by -ts, the output layer among them when it is offloaded (the
+  // last card's): counts that include it split exactly there.
+  std::vector<int> split = e.layer_split;
+  if (split.empty() && s.cards.size() > 1 && e.split == sim::Split::Pipeline && e.gpu_layers > 0) try {
+      for (const auto& share : sim::resident_shares(s)) split.push_back(share.end_layer - share.first_layer);
+    } catch (const std::invalid_argument&) {
+      split.clear();  // no split to print for a placement that does not deal
+    }
+  if (!split.empty()) {
     f << " -ts ";
-    std::size_t last = e.layer_split.size() - 1;  // the card with the last layer holds the head
-    while (last > 0 && e.layer_split[last] == 0) --last;
-    for (std::size_t i = 0; i < e.layer_split.size(); ++i)
-      f << (i ? "," : "") << e.layer_split[i] + (i == last && !e.head_on_cpu ? 1 : 0);
+    std::size_t last = split.size() - 1;  // the card with the last layer holds the head
+    while (last > 0 && split[last] == 0) --last;
+    for (std::size_t i = 0; i < split.size(); ++i) f << (i ? "," : "") << split[i] + (i == last && !e.head_on_cpu ? 1 : 0);
   }
   f << " -c " << e.context * e.parallel;
   // -ub (llama.cpp's default 512); a micro-batch above the logical batch (-b, 2048) needs both.
@@ -335,7 +342,8 @@ std::vector<Placement> fitting_placements(sim::Scenario s) {
     add_if_fits(placement(true));
   }
   // Whole layers on the CPU: the head goes with them in builds that count it last, stays on
-  // the GPUs in builds that offload it first.
+  // the GPUs in builds that offload it first. CPU layers combine with a pipeline split only.
+  if (s.cards.size() > 1 && s.engine.split != sim::Split::Pipeline) return out;
   s.engine.head_on_cpu = !output_first;
   for (int g = layers - 1; g >= 0; --g) {
     s.engine.gpu_layers = g;

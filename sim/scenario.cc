@@ -718,11 +718,11 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                          : &r.any("hardware");
     config::fail(*at, ram.layer_weights + ram.kv > 0 ? "engine.gpu_layers" : "hardware.host", ram.refusal(s.host.name));
   }
-  // A placement the scenario sets (engine.gpu_layers, engine.cpu_moe_layers: llama.cpp's -ngl,
-  // --n-cpu-moe) is imposed: one that does not fit its cards is an error here, never replaced
-  // by another (`run --model` picks a placement only when none is set).
+  // A placement the scenario sets (engine.gpu_layers, engine.cpu_moe_layers, engine.layer_split:
+  // llama.cpp's -ngl, --n-cpu-moe, -ts) is imposed: one that does not fit its cards is an error
+  // here, never replaced by another (`run --model` picks a placement only when none is set).
   if (!s.engine.expert_cache && engine && engine->is_map())
-    for (const char* key : {"gpu_layers", "cpu_moe_layers"})
+    for (const char* key : {"gpu_layers", "cpu_moe_layers", "layer_split"})
       if (const Node* given = engine->find(key)) {
         try {
           plan_cards(s);

@@ -60,10 +60,13 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     for (double u : usable) out.push_back({m.layers, m.layers, 0.0, u});
     return out;
   }
-  // A pipeline's layers, dealt by count in proportion to the cards' room, as llama.cpp's default
-  // split deals them by free memory (or engine.layer_split, its -ts).
+  // A pipeline's layers: engine.layer_split (-ts), else llama.cpp's default split by free memory
+  // for a placement judged by its own accounting, else (every layer on the GPUs, judged by the
+  // memory-budget model) by count in proportion to the cards' room, as `vramsim fit --gpus` deals.
   auto dealt = [&] {
-    return s.engine.layer_split.empty() ? workloads::layers_by_capacity(gpu_layers, usable) : s.engine.layer_split;
+    if (!s.engine.layer_split.empty()) return s.engine.layer_split;
+    return engine_rule ? workloads::llama_cpp_default_split(gpu_layers, !head_on_cpu(s), usable)
+                       : workloads::layers_by_capacity(gpu_layers, usable);
   };
   if (!(m.moe || engine_rule)) {  // a dense model, every layer on the GPUs: the memory-budget model
     workloads::BudgetRequest r;

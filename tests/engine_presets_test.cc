@@ -201,6 +201,7 @@ TEST_CASE("plan: a --set on a key plan chooses is refused, naming the option tha
       {"--set engine.context=100", "--set engine.context: plan chooses engine.context itself (use --context)"},
       {"--set hardware.gpu.preset=rtx-3090", "use --gpu"},
       {"--set hardware.host.preset=ddr4-dual-channel", "use --host"},
+      {"--gpus 2 --set 'engine.layer_split=[20,20]'", "plan sets a pipeline's split (-ts) with each placement"},
   };
   for (const Refused& r : refused) check_usage_error(plan + r.args, r.message);
   // Options under which no candidate can be timed: a usage error that says why, not an internal one.

@@ -451,7 +451,7 @@ TEST_CASE("a dense scenario too large for its cards names a placement that fits"
 TEST_CASE("llama.cpp on several cards: each card is checked against the experts of its own layers", "[multi][vram]") {
   const std::string mixtral = "run --model mixtral-8x7b --gpu rtx-3060-12gb --gpus 2 --quant Q4_K_M --set workload.requests=1 ";
   check_usage_error(mixtral + "--set engine.gpu_layers=99 --set engine.cpu_moe_layers=6",
-                    "card 1 (layers 16-31) needs 14.08 GiB of 12.00 GiB usable");
+                    "card 1 (layers 17-31) needs 13.25 GiB of 12.00 GiB usable");
   check_usage_error(mixtral + "--set engine.gpu_layers=99 --set engine.cpu_moe_layers=6", "engine.layer_split, llama.cpp's -ts");
   const std::string split = run_ok(mixtral + "--set engine.gpu_layers=99 --set engine.cpu_moe_layers=6 --set engine.layer_split=[19,13] --json");
   const std::string picked = run_ok(mixtral + "--json");
@@ -521,9 +521,28 @@ TEST_CASE("run --model balances a pipeline's layers (-ts) when the default split
   // The split is a placement like the others: its --set reproduces the run.
   const std::string set = run_ok(model + "--gpus 2 --set engine.cpu_moe_layers=8 --set 'engine.layer_split=[22,14]' --json");
   CHECK(json_number(set, "p50", "decode_tok_s") == json_number(two, "p50", "decode_tok_s"));
-  // A split that fits by default is left alone: no -ts.
+  // A split that fits by default is left alone ("cards hold" is not said); the flags still
+  // carry -ts, the split simulated, so that llama.cpp runs the same one.
   CHECK_THAT(run_ok("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --gpus 2 --set workload.requests=1"),
-             !Catch::Contains("-ts ") && !Catch::Contains("cards hold"));
+             Catch::Contains("llama.cpp flags: -ngl 99 -ts 16,17 -c 4096") && !Catch::Contains("cards hold") &&
+                 Catch::Contains("card 0          rtx-4090 on pcie-gen4-x16: layers 0-15"));
+}
+
+// llama.cpp's default split (-ts unset) deals the offloaded layers, the output layer among them,
+// by free memory with std::upper_bound over the cumulative shares: on two equal cards 33 items
+// give the first 17 (layers 0-16) and the second 15 layers and the head.
+TEST_CASE("llama.cpp's default split deals the output layer among the offloaded ones", "[multi][layer_split]") {
+  using vramsim::workloads::llama_cpp_default_split;
+  CHECK(llama_cpp_default_split(32, true, {1.0, 1.0}) == std::vector<int>{17, 15});
+  CHECK(llama_cpp_default_split(32, false, {1.0, 1.0}) == std::vector<int>{16, 16});
+  CHECK(llama_cpp_default_split(80, true, {1.0, 1.0, 1.0, 1.0}) == std::vector<int>{21, 20, 20, 19});
+  CHECK(llama_cpp_default_split(0, true, {1.0, 1.0}) == std::vector<int>{0, 0});
+  // A card with no free memory gets nothing.
+  CHECK(llama_cpp_default_split(10, true, {0.0, 1.0}) == std::vector<int>{0, 10});
+  // A placement judged by llama.cpp's accounting is simulated with that split, and its flags say it.
+  CHECK_THAT(run_ok("run --model mixtral-8x7b --gpu rtx-3090 --gpus 2 --quant Q4_K_M --set workload.requests=1 "
+                    "--set engine.cpu_moe_layers=2"),
+             Catch::Contains("-ngl 99 --n-cpu-moe 2 -ts 17,16 ") && Catch::Contains("layers 0-16,"));
 }
 
 // -ts deals llama.cpp's offloaded layers, the output layer among them, to the card that runs
@@ -535,4 +554,16 @@ TEST_CASE("the printed -ts gives the LM head to the card with the last layer", "
   // With the head on the CPU (a build that offloads it last), -ts deals layers alone.
   CHECK_THAT(run_ok(model + "--set engine.ngl_output_first=false --set engine.gpu_layers=60 --set engine.layer_split=[30,30]"),
              Catch::Contains("-ngl 60 -ts 30,30 "));
+}
+
+// A row split has no CPU stage: run --model never picks CPU layers with it (a review ran such a
+// placement into a heap overrun), and a layer split set on the command line is imposed: one
+// that does not fit is an error naming it, not replaced by every layer on the CPU.
+TEST_CASE("run --model: no CPU layers with a row split, and a layer split set is imposed", "[multi][quick][errors]") {
+  check_usage_error("run --model llama-3.3-70b --gpu rtx-3090 --gpus 2 --quant Q8_0 --context 8192 --set workload.requests=1 "
+                    "--set engine.split=tensor",
+                    "llama-3.3-70b fits in no placement");
+  check_usage_error("run --model llama-3.3-70b --gpu rtx-5090 --gpus 2 --quant Q4_K_M --context 65536 --set workload.requests=1 "
+                    "--set hardware.gpu.vram_used_by_others=1500MiB --set 'engine.layer_split=[41,39]'",
+                    "engine.layer_split: the placement set (-ngl 99, every layer on the GPU) does not fit");
 }

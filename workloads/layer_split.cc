@@ -39,6 +39,28 @@ std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capac
   return out;
 }
 
+std::vector<int> llama_cpp_default_split(int gpu_layers, bool head_on_gpu, const std::vector<double>& free) {
+  if (free.empty()) throw std::invalid_argument("no cards to split layers over");
+  std::vector<double> cumulative;
+  double sum = 0;
+  for (double f : free) cumulative.push_back(sum += std::max(0.0, f));
+  if (!(sum > 0)) throw std::invalid_argument("the cards have no free memory to split layers over");
+  for (double& c : cumulative) c /= sum;
+  const int items = gpu_layers + (head_on_gpu && gpu_layers > 0 ? 1 : 0);
+  std::vector<int> out(free.size(), 0);
+  for (int j = 0; j < items; ++j) {
+    const double at = static_cast<double>(j) / items;
+    const auto card = std::upper_bound(cumulative.begin(), cumulative.end(), at) - cumulative.begin();
+    ++out[static_cast<std::size_t>(std::min<std::ptrdiff_t>(card, static_cast<std::ptrdiff_t>(free.size()) - 1))];
+  }
+  if (items > gpu_layers) {  // the output layer's item: the last card that got one
+    std::size_t last = out.size() - 1;
+    while (out[last] == 0) --last;
+    --out[last];
+  }
+  return out;
+}
+
 std::vector<CardShare> split_footprint(const Footprint& total, int layers, const std::vector<int>& layers_per_card,
                                        const std::vector<double>& usable) {
   if (layers_per_card.size() != usable.size()) throw std::invalid_argument("one layer count per card expected");

@@ -19,6 +19,13 @@ namespace vramsim::workloads {
 // others none, as llama.cpp's -ngl 1 over two cards).
 std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capacity);
 
+// llama.cpp's own default split (-ts unset; src/llama-model.cpp, load_tensors): the offloaded
+// "layers", the output layer among them when it is on a GPU, are items j = 0 .. n-1, item j on
+// the first card whose cumulative share of `free` exceeds j / n (std::upper_bound). Returns
+// the repeating layers per card: the output layer's item (the last) is not counted; it goes
+// with the card that holds the last layer. `free`: each card's free memory, in any unit.
+std::vector<int> llama_cpp_default_split(int gpu_layers, bool head_on_gpu, const std::vector<double>& free);
+
 struct CardShare {
   int first_layer = 0;  // [first_layer, end_layer)
   int end_layer = 0;
