@@ -764,6 +764,10 @@ class Simulation {
   }
 
   void use_card(int card, const StepCosts& c, bool resident_measured = false) {
+    // A card index past the cards is a placement the scenario decoder should have refused (CPU
+    // layers under a row split): stop rather than write past the accounting.
+    if (card < 0 || static_cast<std::size_t>(card) >= out_.card_use.size())
+      throw std::logic_error("a step charged to card " + std::to_string(card) + " of " + std::to_string(out_.card_use.size()));
     auto& u = out_.card_use[static_cast<std::size_t>(card)];
     if (!resident_measured) u.busy_s += c.total() - c.host_idle;
     u.compute_s += c.compute;
