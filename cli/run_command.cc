@@ -384,11 +384,16 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     o << "  dense model: no expert cache\n\n";
   } else if (!s.engine.expert_cache) {
     // Experts live with their layer: those of the GPU layers past --n-cpu-moe are in VRAM.
+    // A tensor split's cards each hold a shard of the same experts: count them once.
+    const bool sharded = s.engine.split == sim::Split::Tensor;
     std::int64_t on_gpu = 0;
-    for (const auto& c : r.cards) on_gpu += c.slots;
+    for (const auto& c : r.cards) on_gpu = sharded ? std::max(on_gpu, c.slots) : on_gpu + c.slots;
     const auto all = static_cast<std::int64_t>(s.model.moe->experts) * s.model.moe->layers;
-    o << "  experts " << on_gpu << " of " << all << " in VRAM (" << fixed(100.0 * static_cast<double>(on_gpu) / static_cast<double>(all), 1)
-      << "%, with their layers); the rest in RAM, computed by the CPU\n\n";
+    if (on_gpu >= all)
+      o << "  experts all " << all << " in VRAM, with their layers" << (sharded ? " (each card a shard of each)" : "") << "\n\n";
+    else
+      o << "  experts " << on_gpu << " of " << all << " in VRAM (" << fixed(100.0 * static_cast<double>(on_gpu) / static_cast<double>(all), 1)
+        << "%, with their layers); the rest in RAM, computed by the CPU\n\n";
   } else
     o << "  cache " << plan.slots << " slots of " << fixed(plan.slot_bytes / units::kMiB, 3) << " MiB ("
     << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "

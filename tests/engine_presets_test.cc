@@ -297,6 +297,12 @@ TEST_CASE("llama.cpp MoE: the hit rate counts experts in VRAM, however the rest 
     CHECK_THAT(table, Catch::Contains(std::string("  experts ") + in_vram + " in VRAM") && !Catch::Contains("  cache "));
     CHECK_THAT(table, !Catch::Contains("strata generate:") && Catch::Contains("strata serve: decode expert cache hit rate"));
   }
+  // Every expert on the cards: said so, once for a tensor split's shards (each card holds a
+  // slice of every expert; they were summed to "12288 of 6144 (200%)").
+  CHECK_THAT(run_ok("run --model qwen3-30b-a3b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=1"),
+             Catch::Contains("  experts all 6144 in VRAM, with their layers\n"));
+  CHECK_THAT(run_ok("run --model qwen3-30b-a3b --gpu h100-sxm --gpus 2 --engine vllm --set workload.requests=2"),
+             Catch::Contains("  experts all 6144 in VRAM, with their layers (each card a shard of each)\n"));
 }
 
 // plan names the rule behind each "-c up to N fits": the memory-budget model for a dense model
