@@ -12,8 +12,9 @@
 namespace vramsim::sim {
 namespace {
 
-// A model's bytes in the engine's formats: the embedding table / LM head (one each), and the
-// non-expert weights of one layer (the rest spread evenly over the layers).
+// A model's bytes in the engine's formats: the embedding table / LM head (one each; tied, the
+// total holds the matrix once), and the non-expert weights of one layer (the rest spread evenly
+// over the layers).
 struct LayerBytes {
   double head = 0;
   double per_layer = 0;
@@ -24,7 +25,7 @@ LayerBytes layer_bytes(const Scenario& s) {
   const double expert_params_all = m.moe ? m.moe->expert_params * m.moe->experts * static_cast<double>(m.moe->layers) : 0.0;
   LayerBytes b;
   b.head = static_cast<double>(m.vocab_size) * m.hidden_size * bpe_other;
-  b.per_layer = std::max(0.0, (m.params_total - expert_params_all) * bpe_other - 2.0 * b.head) / m.layers;
+  b.per_layer = std::max(0.0, (m.params_total - expert_params_all) * bpe_other - (m.tied_embeddings ? 1.0 : 2.0) * b.head) / m.layers;
   return b;
 }
 
@@ -100,7 +101,8 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     const bool holds = end > first;
     return (per_layer + kv_per_layer) * (end - first) +
            expert_bytes_per_layer * m.moe_layers_in(std::max(first, s.engine.cpu_moe_layers), end) +
-           (holds && first == 0 && !engine_rule ? head : 0.0) + (holds && end == m.layers && !head_on_cpu(s) ? head : 0.0);
+           (holds && first == 0 && !engine_rule && !m.tied_embeddings ? head : 0.0) +
+           (holds && end == m.layers && !head_on_cpu(s) ? head : 0.0);
   };
   auto need = [&](double bytes, double share) {
     return engine_rule ? s.engine.physics.runtime_vram + bytes
@@ -154,7 +156,8 @@ std::vector<VramPlan> plan_paged(const Scenario& s) {
     p.end_layer = m.layers;
     p.layer_bytes = per_layer * shard;
     p.head_bytes = head * shard;
-    p.non_expert_weights = shard * (per_layer * m.layers + 2.0 * head);
+    // vLLM ties the head to the table: one matrix on the GPU.
+    p.non_expert_weights = shard * (per_layer * m.layers + (m.tied_embeddings ? 1.0 : 2.0) * head);
     if (m.moe) {  // every routed expert resident with its layer (the dense first layers have none), 1/N of each
       p.expert_bytes = p.slot_bytes = shard * m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
       p.total_experts = p.slots = static_cast<std::int64_t>(m.moe_layers_in(0, m.layers)) * m.moe->experts;
@@ -303,8 +306,10 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     // An expert split keeps everything but the routed experts on the first card.
     const bool holds_rest = !expert || c == 0;
     // llama.cpp keeps the embedding table in RAM (its input layer is the CPU's, whatever -ngl):
-    // only the memory-budget model's accounting puts it on the first card.
-    const bool holds_embedding = holds_rest && p.first_layer == 0 && p.layers() > 0 && !judged_by_engine_accounting(s);
+    // only the memory-budget model's accounting puts it on the first card (tied, that matrix is
+    // the LM head's, counted once as the memory-budget model counts it).
+    const bool holds_embedding =
+        holds_rest && p.first_layer == 0 && p.layers() > 0 && !judged_by_engine_accounting(s) && !m.tied_embeddings;
     // With CPU layers (or -ngl equal to the layer count) the LM head runs on the CPU after the
     // last GPU layer (plan_host).
     const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0 && !head_on_cpu(s);

@@ -142,6 +142,8 @@ TEST_CASE("import: Gemma 3 27B as published (no window pattern: the class defaul
   CHECK(m.attention.sliding_window->layers == 52);  // 62 layers, every 6th global
   CHECK(m.attention.sliding_window->window_tokens == 1024);
   CHECK(m.params_active == Approx(m.params_total));  // tied: the embedding table is the LM head
+  CHECK(m.tied_embeddings);
+  CHECK_FALSE(imported("qwen3-30b-a3b").tied_embeddings);
 }
 TEST_CASE("import: Gemma 3 4B as published, heads and head_dim from the class defaults", "[import]") {
   ModelSpec m = imported("gemma-3-4b");

@@ -178,3 +178,15 @@ TEST_CASE("the engine's accounting leaves the embedding table off the first card
   const double table_gib = 128256.0 * 4096 * 4.85 / 8 / (1024.0 * 1024 * 1024);  // vocab x hidden at Q4_K_M's 4.85 bits
   CHECK(budget - engine == Approx(table_gib).epsilon(0.001));
 }
+
+// A tied model (tie_word_embeddings) holds the table once in params.total; llama.cpp keeps it in
+// RAM and a copy on the output layer's card, so the card holds every weight by either rule: the
+// memory-budget model's (which counts the matrix once) and the engine's accounting (the copy).
+TEST_CASE("tied embeddings: the card holds the LM head's copy, the matrix counted once", "[vram][llama.cpp]") {
+  const std::string gemma = "run --model gemma-3-27b --gpu h100-sxm --quant Q8_0 --set workload.requests=1 --json --set engine.vram_rule=";
+  const double budget = test::json_number(test::run_ok(gemma + "budget"), "weights_gib", "cards");
+  const double engine = test::json_number(test::run_ok(gemma + "engine"), "weights_gib", "cards");
+  const double all_gib = 27.43e9 * 8.5 / 8 / (1024.0 * 1024 * 1024);  // params.total at Q8_0's 8.5 bits
+  CHECK(budget == Approx(all_gib).epsilon(0.001));
+  CHECK(engine == Approx(all_gib).epsilon(0.001));
+}

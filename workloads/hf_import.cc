@@ -386,6 +386,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   const double norms = m.layers * 2 * hidden + hidden;
   const double body = norms + m.layers * attention_params;
   m.params_total = table * (tied ? 1 : 2) + body + mlp_params_total;
+  m.tied_embeddings = tied;
   m.params_active = table + body + mlp_params_active;
 
   std::ostringstream y;
@@ -402,6 +403,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     << "layers: " << m.layers << "\n"
     << "hidden_size: " << m.hidden_size << "\n"
     << "vocab_size: " << m.vocab_size << "\n"
+    << (m.tied_embeddings ? "tied_embeddings: true\n" : "")
     << "max_context: " << m.max_context << "\n"
     << "native_format: " << m.native_format << "\n"
     << "attention:\n"

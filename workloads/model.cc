@@ -136,6 +136,7 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
   m.layers = static_cast<int>(r.integer("layers", 1, 100000));
   m.hidden_size = static_cast<int>(r.integer("hidden_size", 1, 1 << 20));
   m.vocab_size = static_cast<int>(r.integer("vocab_size", 1, 1 << 24));
+  m.tied_embeddings = r.boolean("tied_embeddings", false);
   m.max_context = r.integer("max_context", 1, std::int64_t{1} << 40);
   m.native_format = r.string("native_format");
   m.attention = decode_attention(r.map("attention"), m.layers);

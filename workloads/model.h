@@ -61,6 +61,10 @@ struct ModelSpec {
   int layers = 0;
   int hidden_size = 0;
   int vocab_size = 0;
+  // The LM head is the embedding table (Hugging Face's tie_word_embeddings): params.total holds
+  // that matrix once. llama.cpp still keeps the table in RAM and a copy on the output layer's
+  // GPU (TENSOR_DUPLICATED), so the VRAM holds as much as for untied weights.
+  bool tied_embeddings = false;
   std::int64_t max_context = 0;  // tokens
   std::string native_format;     // a weights format name
   Attention attention;
