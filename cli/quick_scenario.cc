@@ -282,6 +282,11 @@ QuickScenario quick_scenario(const Args& args) {
 }
 
 std::string why_nothing_fits(const sim::Scenario& scenario) {
+  // A row split has no CPU stage: every layer must be on the cards.
+  if (scenario.cards.size() > 1 && scenario.engine.split != sim::Split::Pipeline)
+    return "fits in no placement with a row split (engine.split: " + std::string(sim::to_string(scenario.engine.split)) +
+           "), which keeps every layer on the cards: they do not hold it; a pipeline split (engine.split: pipeline) "
+           "can run layers on the CPU";
   sim::Scenario cpu = scenario;
   cpu.engine.gpu_layers = 0;
   cpu.engine.cpu_moe_layers = 0;

@@ -562,7 +562,8 @@ TEST_CASE("the printed -ts gives the LM head to the card with the last layer", "
 TEST_CASE("run --model: no CPU layers with a row split, and a layer split set is imposed", "[multi][quick][errors]") {
   check_usage_error("run --model llama-3.3-70b --gpu rtx-3090 --gpus 2 --quant Q8_0 --context 8192 --set workload.requests=1 "
                     "--set engine.split=tensor",
-                    "llama-3.3-70b fits in no placement");
+                    "llama-3.3-70b fits in no placement with a row split (engine.split: tensor), which keeps every layer on "
+                    "the cards");
   check_usage_error("run --model llama-3.3-70b --gpu rtx-5090 --gpus 2 --quant Q4_K_M --context 65536 --set workload.requests=1 "
                     "--set hardware.gpu.vram_used_by_others=1500MiB --set 'engine.layer_split=[41,39]'",
                     "engine.layer_split: the placement set (-ngl 99, every layer on the GPU) does not fit");
