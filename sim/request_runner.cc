@@ -67,14 +67,17 @@ class SharedRouting {
 void add_stage(StepResult& out, StepCosts costs, const Stage& stage, int positions, bool side_by_side) {
   // Its kernels, when compute-bound, keep the launch queue ahead of the GPU: their per-layer
   // launches are hidden, as a prefill micro-batch's are (StepModel::prefill).
-  const double floor = stage.model->compute_floor(positions);
+  // The host's stage streamed to the first card (a batch of 32 positions or more, llama.cpp):
+  // link-bound and that card's work, not CPU time (engine.cc runs it there).
+  const bool streamed = stage.card < 0 && costs.pcie_bytes > 0;
+  const double floor = streamed ? 0.0 : stage.model->compute_floor(positions);
   const double launches = stage.model->layer_launches();
-  if (floor >= costs.compute + launches) {
+  if (!streamed && floor >= costs.compute + launches) {
     costs.compute = floor;
     costs.launch_sync = std::max(0.0, costs.launch_sync - launches);
   }
   if (side_by_side) costs.transfer += std::max(0.0, costs.link_busy - costs.total());
-  if (stage.card < 0) costs = as_cpu_layers(costs);
+  if (stage.card < 0 && !streamed) costs = as_cpu_layers(costs);
   if (!side_by_side)
     out.costs += costs;
   else if (costs.total() > out.costs.total())

@@ -121,6 +121,21 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   StepCosts c;
   // KV: T new positions over the cached ones (windowed layers bounded by their window).
   const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
+  if (host_ && !s_.engine.expert_cache && tokens >= kGpuOffloadRows) {
+    // A CPU layer in a batched step of 32 positions or more (llama.cpp's offload rule, as for a
+    // prompt's micro-batch): its weights, the experts it uses and its KV (attention's inputs)
+    // are copied over the first card's link, and that card computes it. pcie_bytes tells the
+    // engine to run this stage's work there.
+    const auto& gpu = s_.cards.front();
+    const double bytes = layer_bytes_ + (e.hits + e.misses) * expert_bytes_ + kv;
+    c.transfer = bytes / gpu.link.h2d_bandwidth;
+    c.compute = bytes / (gpu.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency);
+    c.launch_sync = ph.layer_launch;
+    c.vram_bytes = bytes;
+    c.pcie_bytes = bytes;
+    c.link_busy = c.transfer;
+    return c;
+  }
   const double attention = (layer_bytes_ + kv) / bw_;
   const double resident_reads = expert_reads(e, tokens);
   const double hits = resident_reads * expert_bytes_ / bw_;

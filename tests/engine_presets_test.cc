@@ -333,4 +333,17 @@ TEST_CASE("llama.cpp: a batched step of 32 positions copies its RAM experts to t
   CHECK(json_number(below, "transfer", "step_time_breakdown") == 0);
   CHECK(json_number(at, "cpu_experts", "step_time_breakdown") == 0);
   CHECK(json_number(at, "transfer", "step_time_breakdown") > 0.5);
+  // Whole CPU layers (-ngl) likewise: from 32 positions their weights and KV stream to the first
+  // card, which computes them; the CPU stays idle.
+  const auto dense = [](int clients) {
+    return run_ok("run --model llama-3.1-8b --gpu rtx-3060-12gb --quant Q8_0 --set engine.gpu_layers=20 --context 1024 "
+                  "--set engine.kv_type=q8_0 --set engine.parallel=" + std::to_string(clients) + " --set workload.clients=" +
+                  std::to_string(clients) + " --set workload.requests=" + std::to_string(2 * clients) + " --json");
+  };
+  const std::string cpu = dense(31), streamed = dense(32);
+  CHECK(json_number(cpu, "cpu_layers", "step_time_breakdown") > 0.5);
+  CHECK(json_number(cpu, "busy_s", "cpu_layers") > 0);
+  CHECK(json_number(streamed, "cpu_layers", "step_time_breakdown") == 0);
+  CHECK(json_number(streamed, "transfer", "step_time_breakdown") > 0.5);
+  CHECK(json_number(streamed, "busy_s", "cpu_layers") == 0);
 }
