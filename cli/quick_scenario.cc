@@ -68,7 +68,7 @@ EngineFlags engine_flags(const sim::Scenario& s) {
   // or the default the simulation took) is then the one the flags give. llama.cpp deals
   // min(-ngl, layers + 1) "layers" by -ts, the output layer among them when it is offloaded (the
   // last card's): counts that include it split exactly there.
-  std::vector<int> split = e.layer_split;
+  std::vector<int> split = e.gpu_layers > 0 ? e.layer_split : std::vector<int>{};  // -ngl 0: nothing to split
   if (split.empty() && s.cards.size() > 1 && e.split == sim::Split::Pipeline && e.gpu_layers > 0) try {
       for (const auto& share : sim::resident_shares(s)) split.push_back(share.end_layer - share.first_layer);
     } catch (const std::invalid_argument&) {

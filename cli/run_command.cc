@@ -77,7 +77,11 @@ class PendingOutput {
     const auto status = std::filesystem::status(path_, ec);
     direct_ = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
     if (std::filesystem::is_directory(status)) throw UsageError("cannot write " + path_ + ": it is a directory");
-    temp_ = direct_ ? path_ : path_ + ".vramsim-" + std::to_string(::getpid()) + ".tmp";
+    // A symbolic link is followed: the file it names is the one replaced (the link stays).
+    target_ = path_;
+    if (!direct_ && std::filesystem::is_symlink(std::filesystem::symlink_status(path_, ec)))
+      if (const auto resolved = std::filesystem::weakly_canonical(path_, ec); !ec) target_ = resolved.string();
+    temp_ = direct_ ? path_ : target_ + ".vramsim-" + std::to_string(::getpid()) + ".tmp";
     out_.open(temp_, std::ios::binary | std::ios::trunc);
     if (!out_) throw UsageError("cannot write " + path_);
   }
@@ -96,15 +100,18 @@ class PendingOutput {
     committed_ = true;
     if (direct_) return;
     std::error_code ec;
-    std::filesystem::rename(temp_, path_, ec);
+    std::filesystem::rename(temp_, target_, ec);
     if (ec) {
+      const std::string why = ec.message();
       std::filesystem::remove(temp_, ec);
-      throw UsageError("cannot write " + path_ + ": " + ec.message());
+      throw UsageError("cannot write " + path_ + ": " + why);
     }
   }
+  // The file this output replaces (a link's target): two outputs naming one file are refused.
+  const std::string& target() const { return target_; }
 
  private:
-  std::string path_, temp_;
+  std::string path_, target_, temp_;
   bool direct_ = false, committed_ = false;
   std::ofstream out_;
 };
@@ -542,6 +549,18 @@ int run_command(const std::vector<std::string>& argv) {
   // Output files are opened before the simulation, so that a bad path fails at once; each is
   // written under a temporary name and renamed over its path only once the run is done, so
   // that a scenario the simulation refuses leaves an existing file as it was.
+  {  // Two outputs in one file would overwrite each other: refused before anything runs.
+    std::vector<std::pair<std::string, std::string>> named;
+    for (const char* option : {"--requests-out", "--trace", "--log"})
+      if (auto path = args.get(option)) {
+        std::error_code ec;
+        const auto resolved = std::filesystem::weakly_canonical(*path, ec);
+        const std::string key = ec ? *path : resolved.string();
+        for (const auto& [other, other_key] : named)
+          if (other_key == key) throw UsageError(std::string(option) + " " + *path + ": the same file as " + other);
+        named.emplace_back(std::string(option), key);
+      }
+  }
   std::unique_ptr<PendingOutput> requests_out, trace_out, log_out;
   if (auto path = args.get("--requests-out")) requests_out = std::make_unique<PendingOutput>(*path);
   if (auto path = args.get("--trace")) trace_out = std::make_unique<PendingOutput>(*path);

@@ -161,7 +161,8 @@ class TreeBuilder {
 Result<Node> parse_yaml(std::string_view text, const std::string& source) {
   try {
     // A file is one document: a second one (after a `---` line) would be ignored by Load.
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    while (docs.size() > 1 && docs.back().IsNull()) docs.pop_back();  // a trailing `---` and nothing after it
     if (docs.size() > 1) {
       const YAML::Mark m = docs[1].Mark();
       const Origin where{source, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1};

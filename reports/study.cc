@@ -249,9 +249,17 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
       }
     // Each step is a distinct point: the same values twice would be one point recorded twice,
     // whatever their spelling (8 and 8.0, 12GiB and 12.0GiB are one value to the config reader).
+    // Only a decimal number (digits, one point, an exponent) is respelled, to 17 significant
+    // digits so that distinct values stay distinct; hexadecimal and the like stay as written.
     const auto canonical = [](const std::string& v) {
       const auto q = split_quantity(v);
-      return q && q->second.find_first_of(" \t") == std::string::npos ? format_number(q->first) + q->second : v;
+      const std::size_t number_end = v.size() - (q ? q->second.size() : 0);
+      if (!q || q->second.find_first_of(" \t") != std::string::npos ||
+          v.find_first_not_of("0123456789.eE+-") < number_end)
+        return v;
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", q->first);
+      return buf + q->second;
     };
     std::set<std::string> steps;
     const auto& dim = s.dimensions.back();

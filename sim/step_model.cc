@@ -128,8 +128,12 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
     // engine to run this stage's work there.
     const auto& gpu = s_.cards.front();
     const double bytes = layer_bytes_ + (e.hits + e.misses) * expert_bytes_ + kv;
+    const double flops = 2.0 * s_.model.params_active * tokens / static_cast<double>(s_.model.layers);
     c.transfer = bytes / gpu.link.h2d_bandwidth;
-    c.compute = bytes / (gpu.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency);
+    // Reading what landed, or its GEMMs at the card's rate (many positions), whichever is longer.
+    c.compute = std::max(bytes / (gpu.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency),
+                         ubatch_gemm_seconds(tokens, 1.0 / s_.model.layers, gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency));
+    c.flops = flops;
     c.launch_sync = ph.layer_launch;
     c.vram_bytes = bytes;
     c.pcie_bytes = bytes;

@@ -391,7 +391,8 @@ std::optional<VramPlan> plan_host(const Scenario& s) {
   // 0 in later ones, which offload it first); then this stage samples. Otherwise the last
   // card holds it, and this plan exists only for CPU layers.
   p.head_bytes = head_on_cpu(s) ? head : 0.0;
-  p.non_expert_weights = p.layer_bytes * cpu_layers + head + p.head_bytes;
+  // Tied, the head on the CPU is the table itself (one tensor in RAM).
+  p.non_expert_weights = p.layer_bytes * cpu_layers + head + (m.tied_embeddings ? 0.0 : p.head_bytes);
   p.kv_cache = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element,
                                          s.engine.parallel) * cpu_layers / m.layers;
   if (m.moe) {

@@ -346,4 +346,9 @@ TEST_CASE("llama.cpp: a batched step of 32 positions copies its RAM experts to t
   CHECK(json_number(streamed, "cpu_layers", "step_time_breakdown") == 0);
   CHECK(json_number(streamed, "transfer", "step_time_breakdown") > 0.5);
   CHECK(json_number(streamed, "busy_s", "cpu_layers") == 0);
+  // Its GEMMs count on the card: at 256 positions they take longer than the copies.
+  const std::string wide = run_ok("run --model llama-3.1-8b --gpu rtx-3060-12gb --quant Q8_0 --set engine.gpu_layers=20 "
+                                  "--context 600 --set engine.kv_type=q8_0 --set engine.parallel=256 --set workload.clients=256 "
+                                  "--set workload.requests=512 --set workload.prompt_tokens=64 --json");
+  CHECK(json_number(wide, "compute", "step_time_breakdown") > json_number(wide, "transfer", "step_time_breakdown"));
 }

@@ -214,7 +214,23 @@ TEST_CASE("calibrate --from-log: tokens in no time, a rate of nothing, and --tok
 TEST_CASE("a configuration file with a second YAML document is refused", "[robustness][yaml]") {
   const std::string path = write("two_docs.yaml", "a: 1\n---\nb: 2\n");
   vramsim::test::check_usage_error("run " + path, "two_docs.yaml:3:1: error: a second YAML document (after a `---` line)");
-  // A leading `---` starts the one document.
+  // A leading `---` starts the one document; a trailing one with nothing after it adds none.
   const auto one = vramsim::config::parse_yaml("---\na: 1\n", "one.yaml");
   CHECK(static_cast<bool>(one));
+  CHECK(static_cast<bool>(vramsim::config::parse_yaml("a: 1\n---\n", "trailing.yaml")));
+}
+
+// Two outputs naming one file would overwrite each other: refused before the run. An output
+// that is a symbolic link keeps the link and replaces the file it names.
+TEST_CASE("run: two outputs in one file are refused; a linked output writes through the link", "[robustness][outputs]") {
+  const std::string same = write("same.out", "");
+  vramsim::test::check_usage_error("run " + kShared + " --set workload.requests=1 --requests-out " + same + " --trace " + same,
+                                   "--trace " + same + ": the same file as --requests-out");
+  const std::string target = write("target.jsonl", "old\n");
+  const fs::path link = scratch() / "link.jsonl";
+  fs::remove(link);
+  fs::create_symlink(target, link);
+  vramsim::test::run_ok("run " + kShared + " --set workload.requests=2 --requests-out " + link.string());
+  CHECK(fs::is_symlink(fs::symlink_status(link)));
+  CHECK_THAT(read(target), Catch::Contains("\"prompt_tokens\"") && !Catch::Contains("old"));
 }

@@ -217,6 +217,9 @@ TEST_CASE("sweep: study errors read like a compiler's", "[sweep][errors]") {
              Catch::Contains("sweep_study_e12.yaml:4:5: error: axes[0]: step 2 repeats an earlier step's values"));
   CHECK_THAT(study_error("e13", head + "axes:\n  - { key: hardware.gpu.memory.capacity, values: [12GiB, 12.0GiB] }\n"),
              Catch::Contains("error: axes[0]: step 2 repeats an earlier step's values"));
+  // Values that differ past 12 significant digits are distinct steps, not a repeat.
+  CHECK_THAT(study_error("e14", head + "axes:\n  - { key: seed, values: [1000000000001, 1000000000002, 1000000000001.0] }\n"),
+             Catch::Contains("error: axes[0]: step 3 repeats an earlier step's values"));
   CHECK_THAT(study_error("e11", head + "axes:\n  - { key: workload.requests, name: x, values: [2] }\n"
                                        "  - { key: workload.clients, name: x, values: [1] }\n"),
              Catch::Contains("sweep_study_e11.yaml:5:36: error: axes[1].name: axis name \"x\" is axes[0]'s too"));

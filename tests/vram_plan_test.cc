@@ -190,3 +190,12 @@ TEST_CASE("tied embeddings: the card holds the LM head's copy, the matrix counte
   CHECK(budget == Approx(all_gib).epsilon(0.001));
   CHECK(engine == Approx(all_gib).epsilon(0.001));
 }
+
+// Tied, an LM head left on the CPU (a build that offloads it last, -ngl equal to the layer
+// count) is the embedding table itself: RAM holds the matrix once.
+TEST_CASE("tied embeddings: the head on the CPU is the table, held once in RAM", "[vram][llama.cpp]") {
+  const std::string gemma = "run --model gemma-3-27b --gpu h100-sxm --quant Q8_0 --set workload.requests=1 --json "
+                            "--set engine.ngl_output_first=false --set engine.gpu_layers=62";
+  const double table_gib = 262208.0 * 5376 * 8.5 / 8 / (1024.0 * 1024 * 1024);  // vocab x hidden at Q8_0
+  CHECK(test::json_number(test::run_ok(gemma), "ram_gib", "cpu_layers") == Approx(table_gib).epsilon(0.001));
+}
