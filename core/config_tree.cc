@@ -1,11 +1,13 @@
 #include "core/config_tree.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace vramsim::config {
@@ -158,17 +160,49 @@ class TreeBuilder {
   std::size_t values_ = 0;
 };
 
+namespace {
+
+// Whether a YAML document's events hold anything but a null (a bare `---` line holds nothing),
+// and where it starts.
+class DocumentProbe : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { content = true; }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    content = true;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    content = true;
+  }
+  void OnMapEnd() override {}
+  YAML::Mark start;
+  bool content = false;
+};
+
+// Where the text's second document starts, when it has one with content. The parser is asked
+// for two documents at most (YAML::LoadAll loops without end on some malformed input).
+std::optional<YAML::Mark> second_document(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  DocumentProbe first, second;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.content) return std::nullopt;
+  return second.start;
+}
+
+}  // namespace
+
 Result<Node> parse_yaml(std::string_view text, const std::string& source) {
   try {
+    const YAML::Node doc = YAML::Load(std::string(text));
     // A file is one document: a second one (after a `---` line) would be ignored by Load.
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    while (docs.size() > 1 && docs.back().IsNull()) docs.pop_back();  // a trailing `---` and nothing after it
-    if (docs.size() > 1) {
-      const YAML::Mark m = docs[1].Mark();
-      const Origin where{source, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1};
+    if (const auto second = second_document(text)) {
+      const Origin where{source, second->line + 1, second->column + 1};
       return Error{to_string(where) + ": error: a second YAML document (after a `---` line): a configuration file holds one"};
     }
-    const YAML::Node doc = docs.empty() ? YAML::Node() : docs.front();
     TreeBuilder builder(source);
     return builder.build(doc);
   } catch (const YAML::DeepRecursion& e) {

@@ -213,7 +213,7 @@ TEST_CASE("calibrate --from-log: tokens in no time, a rate of nothing, and --tok
 // A file is one YAML document: a second one (after `---`) is refused at its line, not ignored.
 TEST_CASE("a configuration file with a second YAML document is refused", "[robustness][yaml]") {
   const std::string path = write("two_docs.yaml", "a: 1\n---\nb: 2\n");
-  vramsim::test::check_usage_error("run " + path, "two_docs.yaml:3:1: error: a second YAML document (after a `---` line)");
+  vramsim::test::check_usage_error("run " + path, "two_docs.yaml:2:1: error: a second YAML document (after a `---` line)");
   // A leading `---` starts the one document; a trailing one with nothing after it adds none.
   const auto one = vramsim::config::parse_yaml("---\na: 1\n", "one.yaml");
   CHECK(static_cast<bool>(one));
@@ -233,4 +233,14 @@ TEST_CASE("run: two outputs in one file are refused; a linked output writes thro
   vramsim::test::run_ok("run " + kShared + " --set workload.requests=2 --requests-out " + link.string());
   CHECK(fs::is_symlink(fs::symlink_status(link)));
   CHECK_THAT(read(target), Catch::Contains("\"prompt_tokens\"") && !Catch::Contains("old"));
+}
+
+// A malformed input on which yaml-cpp's LoadAll produces documents without end (found by the
+// config fuzzer: 2 GB in under a second): the loader asks for two documents at most.
+TEST_CASE("a YAML input that makes yaml-cpp's LoadAll loop is read in bounded time and memory", "[robustness][yaml]") {
+  std::ifstream in(vramsim::test::data_path("yaml/loadall-endless.yaml"), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  REQUIRE(!text.empty());
+  const auto parsed = vramsim::config::parse_yaml(text, "loadall-endless.yaml");
+  CHECK(static_cast<bool>(parsed));
 }
