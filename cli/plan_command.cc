@@ -410,13 +410,14 @@ int plan_command(const std::vector<std::string>& argv) {
       }
       try {
         // One-token requests have no decode step: no decode figure, which only a decode goal needs.
-        try {
-          c.decode = number_at(*out, "decode_tok_s", "p50", goal != "decode");
-        } catch (const std::runtime_error&) {
+        const config::Node* decode = out->find("decode_tok_s");
+        const config::Node* p50 = decode ? decode->find("p50") : nullptr;
+        if (goal == "decode" && p50 && p50->is_null() && number_at(*out, "requests", "completed") > 0) {
           c.error = "no decode step to time (its requests generate one token each: --goal decode needs "
                     "workload.gen_tokens of 2 or more)\n";
           return;
         }
+        c.decode = number_at(*out, "decode_tok_s", "p50", goal != "decode");
         c.prefill = number_at(*out, "prefill_tok_s", "p50");
         c.ttft = number_at(*out, "ttft_s", "p50");
         c.throughput = number_at(*out, "throughput_tok_s");

@@ -108,7 +108,7 @@ TEST_CASE("run --model --gpu: a scenario from catalogue names, with the placemen
   CHECK_THAT(bad.err, Catch::Contains("no-such-model"));
 }
 
-TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card keeps every layer on the GPU and offloads experts", "[engines][plan]") {
+TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card: experts to the CPU win when the head would go too, not when it stays", "[engines][plan]") {
   // A build that offloads the output layer last: moving whole layers to the CPU takes the LM
   // head there too, and the CPU reads it every token.
   auto r = run_vramsim("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q4_K_M --json -j 2 "

@@ -566,5 +566,5 @@ TEST_CASE("run --model: no CPU layers with a row split, and a layer split set is
                     "the cards");
   check_usage_error("run --model llama-3.3-70b --gpu rtx-5090 --gpus 2 --quant Q4_K_M --context 65536 --set workload.requests=1 "
                     "--set hardware.gpu.vram_used_by_others=1500MiB --set 'engine.layer_split=[41,39]'",
-                    "engine.layer_split: the placement set (-ngl 99, every layer on the GPU) does not fit");
+                    "engine.layer_split: the placement set (-ngl 99, layers per card 41,39, every layer on the GPU) does not fit");
 }
