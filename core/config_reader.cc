@@ -12,15 +12,6 @@ std::string join_path(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : parent + "." + std::string(key);
 }
 
-std::optional<double> parse_number(const std::string& text) {
-  double value = 0.0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  if (begin != end && *begin == '+') ++begin;
-  auto [ptr, ec] = std::from_chars(begin, end, value, std::chars_format::general);
-  if (ec != std::errc{} || ptr != end || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -39,6 +30,16 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+std::optional<double> parse_number(const std::string& text) {
+  double value = 0.0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, end, value, std::chars_format::general);
+  if (ec != std::errc{} || ptr != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
 
 ConfigError::ConfigError(const Origin& origin, const std::string& key_path, const std::string& message)
     : std::runtime_error(to_string(origin) + ": error: " + (key_path.empty() ? "" : key_path + ": ") + message) {}

@@ -34,6 +34,10 @@ class ConfigError : public std::runtime_error {
 // Throws ConfigError pointing at `node` (or at its parent when the node is missing).
 [[noreturn]] void fail(const Node& node, const std::string& key_path, const std::string& message);
 
+// A number written as a plain decimal or exponent ("0.05", "1e-3", an optional leading '+'),
+// finite; else nullopt (no unit, no hexadecimal, no ".inf").
+std::optional<double> parse_number(const std::string& text);
+
 // Lower bound of an accepted numeric range.
 enum class Lower { NonNegative, Positive };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <optional>
 #include <sstream>
@@ -47,16 +46,6 @@ const Node* at_path(const Node& root, const std::string& dotted) {
   return cur;
 }
 
-// A number written as a plain decimal or exponent ("0.05", "1e-3"), finite; else nullopt.
-std::optional<double> plain_number(const std::string& text) {
-  double v = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  if (begin != end && *begin == '+') ++begin;
-  auto [ptr, ec] = std::from_chars(begin, end, v, std::chars_format::general);
-  if (ec != std::errc{} || ptr != end || begin == end || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
 
 // A run's name becomes a file name (its --requests-out in validate's temporary folder): a
 // plain name, not a path.
@@ -113,7 +102,7 @@ ValidationSet decode_validation_set(const Node& root) {
       double bound[2] = {0, 0};
       for (int k = 0; k < 2; ++k) {
         const Node& item = b.items()[static_cast<std::size_t>(k)];
-        const auto value = item.is_scalar() ? plain_number(item.text()) : std::nullopt;
+        const auto value = item.is_scalar() ? config::parse_number(item.text()) : std::nullopt;
         if (!value)
           config::fail(item, c.key_path("bucket") + "[" + std::to_string(k) + "]",
                        "expected a number (a pcie_overflow fraction), got " + item.describe());
@@ -164,7 +153,7 @@ std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::s
                                       "'s --json output, not a number: name one of its values (e.g. " + c.metric + "." +
                                       (n->is_map() && !n->entries().empty() ? n->entries().front().first : std::string("...")) + ")");
       if (n->is_scalar()) {  // null: the run has no such figure (e.g. no decode step): none predicted
-        const auto value = plain_number(n->text());
+        const auto value = config::parse_number(n->text());
         if (!value)
           throw config::ConfigError(c.metric_origin, c.metric_key,
                                     "\"" + c.metric + "\" is " + n->describe() + " in run " + c.run + "'s --json output, not a number");

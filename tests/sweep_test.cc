@@ -194,35 +194,45 @@ sections: [decode, { chart: links, x: link }]
 
 TEST_CASE("sweep: study errors read like a compiler's", "[sweep][errors]") {
   const std::string head = "study: bad\nscenario: moe125b-rtx5090-gen3-shared\n";
-  CHECK_THAT(study_error("e1", head + "axes:\n  - { key: workload.clients, values: [1, 2], lables: [a, b] }\n"),
-             Catch::Contains("sweep_study_e1.yaml:4:46: error: axes[0].lables: unknown key (did you mean \"labels\"?)"));
-  CHECK_THAT(study_error("e2", head + "axes:\n  - key: hardware.gpu.memory.capacity\n    range: { from: 12GiB, to: 48GB, step: 4GiB }\n"),
-             Catch::Contains("sweep_study_e2.yaml:5:31: error: axes[0].range.to: the unit must be that of `from` (\"GiB\"), got \"GB\""));
-  CHECK_THAT(study_error("e3", head + "axes:\n  - zip:\n      - { key: a.b, values: [1, 2] }\n      - { key: c.d, values: [1] }\n"),
-             Catch::Contains("sweep_study_e3.yaml:6:9: error: axes[0].zip[1]: zipped axes step together: 1 values here, 2 in the first"));
-  CHECK_THAT(study_error("e4", head + "axes:\n  - { key: workload.clients, values: [1] }\nsections: [histogram]\n"),
-             Catch::Contains("sweep_study_e4.yaml:5:12: error: sections[0]: expected one of decode, cliff, concurrency, links, breakdown"));
-  CHECK_THAT(study_error("e5", head + "axes:\n  - { key: workload.clients, values: [1] }\nsections: [{ chart: decode, x: vram }]\n"),
-             Catch::Contains("sweep_study_e5.yaml:5:32: error: sections[0].x: no axis has the key or name \"vram\""));
-  CHECK_THAT(study_error("e6", "study: bad\nscenario: no-such-scenario\naxes: [{ key: a, values: [1] }]\n"),
-             Catch::Contains("sweep_study_e6.yaml:2:11: error: scenario: no scenario file"));
-  CHECK_THAT(study_error("e7", head + "set: { workload.clients: 2 }\naxes:\n  - { key: workload.clients, values: [1] }\n"),
-             Catch::Contains("error: axes[0]: key \"workload.clients\" is set twice"));
-  CHECK_THAT(study_error("e8", head + "axes:\n  - { key: workload.clients, values: [1], range: { from: 1, to: 2, step: 1 } }\n"),
-             Catch::Contains("sweep_study_e8.yaml:4:38: error: axes[0].values: give either `values: [...]` or `range: {from, to, step}`"));
-  CHECK_THAT(study_error("e10", head + "axes:\n  - { key: workload.clients, values: [1, 2, 1] }\n"),
-             Catch::Contains("sweep_study_e10.yaml:4:5: error: axes[0]: step 3 repeats an earlier step's values"));
-  // One value in two spellings is one point too.
-  CHECK_THAT(study_error("e12", head + "axes:\n  - { key: workload.clients, values: [8, 8.0] }\n"),
-             Catch::Contains("sweep_study_e12.yaml:4:5: error: axes[0]: step 2 repeats an earlier step's values"));
-  CHECK_THAT(study_error("e13", head + "axes:\n  - { key: hardware.gpu.memory.capacity, values: [12GiB, 12.0GiB] }\n"),
-             Catch::Contains("error: axes[0]: step 2 repeats an earlier step's values"));
-  // Values that differ past 12 significant digits are distinct steps, not a repeat.
-  CHECK_THAT(study_error("e14", head + "axes:\n  - { key: seed, values: [1000000000001, 1000000000002, 1000000000001.0] }\n"),
-             Catch::Contains("error: axes[0]: step 3 repeats an earlier step's values"));
-  CHECK_THAT(study_error("e11", head + "axes:\n  - { key: workload.requests, name: x, values: [2] }\n"
-                                       "  - { key: workload.clients, name: x, values: [1] }\n"),
-             Catch::Contains("sweep_study_e11.yaml:5:36: error: axes[1].name: axis name \"x\" is axes[0]'s too"));
+  struct Case {
+    const char* name;
+    std::string study;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"e1", head + "axes:\n  - { key: workload.clients, values: [1, 2], lables: [a, b] }\n",
+       "sweep_study_e1.yaml:4:46: error: axes[0].lables: unknown key (did you mean \"labels\"?)"},
+      {"e2", head + "axes:\n  - key: hardware.gpu.memory.capacity\n    range: { from: 12GiB, to: 48GB, step: 4GiB }\n",
+       "sweep_study_e2.yaml:5:31: error: axes[0].range.to: the unit must be that of `from` (\"GiB\"), got \"GB\""},
+      {"e3", head + "axes:\n  - zip:\n      - { key: a.b, values: [1, 2] }\n      - { key: c.d, values: [1] }\n",
+       "sweep_study_e3.yaml:6:9: error: axes[0].zip[1]: zipped axes step together: 1 values here, 2 in the first"},
+      {"e4", head + "axes:\n  - { key: workload.clients, values: [1] }\nsections: [histogram]\n",
+       "sweep_study_e4.yaml:5:12: error: sections[0]: expected one of decode, cliff, concurrency, links, breakdown"},
+      {"e5", head + "axes:\n  - { key: workload.clients, values: [1] }\nsections: [{ chart: decode, x: vram }]\n",
+       "sweep_study_e5.yaml:5:32: error: sections[0].x: no axis has the key or name \"vram\""},
+      {"e6", "study: bad\nscenario: no-such-scenario\naxes: [{ key: a, values: [1] }]\n",
+       "sweep_study_e6.yaml:2:11: error: scenario: no scenario file"},
+      {"e7", head + "set: { workload.clients: 2 }\naxes:\n  - { key: workload.clients, values: [1] }\n",
+       "error: axes[0]: key \"workload.clients\" is set twice"},
+      {"e8", head + "axes:\n  - { key: workload.clients, values: [1], range: { from: 1, to: 2, step: 1 } }\n",
+       "sweep_study_e8.yaml:4:38: error: axes[0].values: give either `values: [...]` or `range: {from, to, step}`"},
+      {"e10", head + "axes:\n  - { key: workload.clients, values: [1, 2, 1] }\n",
+       "sweep_study_e10.yaml:4:5: error: axes[0]: step 3 repeats an earlier step's values"},
+      // One value in two spellings is one point too.
+      {"e12", head + "axes:\n  - { key: workload.clients, values: [8, 8.0] }\n",
+       "sweep_study_e12.yaml:4:5: error: axes[0]: step 2 repeats an earlier step's values"},
+      {"e13", head + "axes:\n  - { key: hardware.gpu.memory.capacity, values: [12GiB, 12.0GiB] }\n",
+       "error: axes[0]: step 2 repeats an earlier step's values"},
+      // Values that differ past 12 significant digits are distinct steps, not a repeat.
+      {"e14", head + "axes:\n  - { key: seed, values: [1000000000001, 1000000000002, 1000000000001.0] }\n",
+       "error: axes[0]: step 3 repeats an earlier step's values"},
+      {"e11", head + "axes:\n  - { key: workload.requests, name: x, values: [2] }\n  - { key: workload.clients, name: x, values: [1] }\n",
+       "sweep_study_e11.yaml:5:36: error: axes[1].name: axis name \"x\" is axes[0]'s too"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    CHECK_THAT(study_error(c.name, c.study), Catch::Contains(c.message));
+  }
   // The command exits 2 with the same message.
   auto r = run_vramsim("sweep " + write_study("e9", head + "axes: []\n").string() + " -o " + fresh_dir("e9"));
   CHECK(r.status == 2);
