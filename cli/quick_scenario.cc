@@ -133,7 +133,10 @@ std::vector<std::string> placement_sets(const Placement& p, int layers) {
   if (p.engine_accounting) sets.push_back("engine.vram_rule=engine");
   if (!p.layer_split.empty()) {
     std::string list;
-    for (int n : p.layer_split) list += (list.empty() ? "" : ",") + std::to_string(n);
+    for (int n : p.layer_split) {
+      if (!list.empty()) list += ',';
+      list += std::to_string(n);
+    }
     sets.push_back("engine.layer_split=[" + list + "]");
   }
   return sets;

@@ -259,13 +259,23 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
         return v;
       char buf[40];
       std::snprintf(buf, sizeof buf, "%.17g", q->first);
-      return buf + q->second;
+      std::string out(buf);
+      out += q->second;
+      return out;
     };
     std::set<std::string> steps;
     const auto& dim = s.dimensions.back();
     for (std::size_t step = 0; !dim.axes.empty() && step < dim.axes.front().values.size(); ++step) {
       std::string values;
-      for (const auto& axis : dim.axes) values += (axis.values[step] ? "=" + canonical(*axis.values[step]) : std::string("~")) + "\n";
+      for (const auto& axis : dim.axes) {
+        if (axis.values[step]) {
+          values += '=';
+          values += canonical(*axis.values[step]);
+        } else {
+          values += '~';
+        }
+        values += '\n';
+      }
       if (!steps.insert(values).second)
         fail(axes.items()[i], path, "step " + std::to_string(step + 1) + " repeats an earlier step's values");
     }
