@@ -12,6 +12,7 @@
 #include "hw/gpu.h"
 #include "sim/vram_plan.h"
 #include "workloads/formats.h"
+#include "workloads/layer_split.h"
 
 namespace vramsim::cli {
 using workloads::upper;
@@ -75,10 +76,10 @@ EngineFlags engine_flags(const sim::Scenario& s) {
       split.clear();  // no split to print for a placement that does not deal
     }
   if (!split.empty()) {
-    f << " -ts ";
     std::size_t last = split.size() - 1;  // the card with the last layer holds the head
     while (last > 0 && split[last] == 0) --last;
-    for (std::size_t i = 0; i < split.size(); ++i) f << (i ? "," : "") << split[i] + (i == last && !e.head_on_cpu ? 1 : 0);
+    if (!e.head_on_cpu) ++split[last];
+    f << " -ts " << workloads::counts_text(split);
   }
   f << " -c " << e.context * e.parallel;
   // -ub (llama.cpp's default 512); a micro-batch above the logical batch (-b, 2048) needs both.
@@ -131,14 +132,7 @@ std::vector<std::string> placement_sets(const Placement& p, int layers) {
       "engine.gpu_layers=" + std::to_string(sim::ngl_flag(p.gpu_layers, layers, p.head_on_cpu, p.ngl_output_first))};
   if (p.cpu_moe_layers > 0) sets.push_back("engine.cpu_moe_layers=" + std::to_string(p.cpu_moe_layers));
   if (p.engine_accounting) sets.push_back("engine.vram_rule=engine");
-  if (!p.layer_split.empty()) {
-    std::string list;
-    for (int n : p.layer_split) {
-      if (!list.empty()) list += ',';
-      list += std::to_string(n);
-    }
-    sets.push_back("engine.layer_split=[" + list + "]");
-  }
+  if (!p.layer_split.empty()) sets.push_back("engine.layer_split=[" + workloads::counts_text(p.layer_split) + "]");
   return sets;
 }
 
@@ -293,7 +287,6 @@ std::string why_nothing_fits(const sim::Scenario& scenario) {
   sim::Scenario cpu = scenario;
   cpu.engine.gpu_layers = 0;
   cpu.engine.cpu_moe_layers = 0;
-  cpu.engine.head_on_cpu = true;  // -ngl 0
   const sim::HostRam ram = sim::host_ram(cpu);
   if (!ram.fits())
     return "fits in no placement: the cards do not hold enough of it, and with every layer on the CPU " + ram.refusal(scenario.host.name);

@@ -77,10 +77,10 @@ class PendingOutput {
     const auto status = std::filesystem::status(path_, ec);
     direct_ = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
     if (std::filesystem::is_directory(status)) throw UsageError("cannot write " + path_ + ": it is a directory");
-    // A symbolic link is followed: the file it names is the one replaced (the link stays).
-    target_ = path_;
-    if (!direct_ && std::filesystem::is_symlink(std::filesystem::symlink_status(path_, ec)))
-      if (const auto resolved = std::filesystem::weakly_canonical(path_, ec); !ec) target_ = resolved.string();
+    // The file it names, links followed (a link stays, its target is replaced): two outputs
+    // with one target are one file.
+    const auto resolved = std::filesystem::weakly_canonical(path_, ec);
+    target_ = ec ? path_ : resolved.string();
     temp_ = direct_ ? path_ : target_ + ".vramsim-" + std::to_string(::getpid()) + ".tmp";
     out_.open(temp_, std::ios::binary | std::ios::trunc);
     if (!out_) throw UsageError("cannot write " + path_);
@@ -549,22 +549,19 @@ int run_command(const std::vector<std::string>& argv) {
   // Output files are opened before the simulation, so that a bad path fails at once; each is
   // written under a temporary name and renamed over its path only once the run is done, so
   // that a scenario the simulation refuses leaves an existing file as it was.
+  std::unique_ptr<PendingOutput> requests_out, trace_out, log_out;
   {  // Two outputs in one file would overwrite each other: refused before anything runs.
-    std::vector<std::pair<std::string, std::string>> named;
-    for (const char* option : {"--requests-out", "--trace", "--log"})
+    std::vector<std::pair<const char*, const PendingOutput*>> opened;
+    for (auto [option, out] : {std::pair{"--requests-out", &requests_out}, std::pair{"--trace", &trace_out},
+                               std::pair{"--log", &log_out}})
       if (auto path = args.get(option)) {
-        std::error_code ec;
-        const auto resolved = std::filesystem::weakly_canonical(*path, ec);
-        const std::string key = ec ? *path : resolved.string();
-        for (const auto& [other, other_key] : named)
-          if (other_key == key) throw UsageError(std::string(option) + " " + *path + ": the same file as " + other);
-        named.emplace_back(std::string(option), key);
+        *out = std::make_unique<PendingOutput>(*path);
+        for (const auto& [other, earlier] : opened)
+          if (earlier->target() == (*out)->target())
+            throw UsageError(std::string(option) + " " + *path + ": the same file as " + other);
+        opened.emplace_back(option, out->get());
       }
   }
-  std::unique_ptr<PendingOutput> requests_out, trace_out, log_out;
-  if (auto path = args.get("--requests-out")) requests_out = std::make_unique<PendingOutput>(*path);
-  if (auto path = args.get("--trace")) trace_out = std::make_unique<PendingOutput>(*path);
-  if (auto path = args.get("--log")) log_out = std::make_unique<PendingOutput>(*path);
   std::ostringstream strata;
   const bool progress = ::isatty(STDERR_FILENO) != 0;
   options.on_request = [&](const sim::RequestRecord& r) {

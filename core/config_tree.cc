@@ -186,6 +186,9 @@ class DocumentProbe : public YAML::EventHandler {
 // Where the text's second document starts, when it has one with content. The parser is asked
 // for two documents at most (YAML::LoadAll loops without end on some malformed input).
 std::optional<YAML::Mark> second_document(std::string_view text) {
+  // A second document follows a marker line (`---`, or `...` closing the first): text with
+  // neither, nearly every file and every --set value, is not parsed again.
+  if (text.find("---") == std::string_view::npos && text.find("...") == std::string_view::npos) return std::nullopt;
   std::istringstream in{std::string(text)};
   YAML::Parser parser(in);
   DocumentProbe first, second;

@@ -46,7 +46,6 @@ const Node* at_path(const Node& root, const std::string& dotted) {
   return cur;
 }
 
-
 // A run's name becomes a file name (its --requests-out in validate's temporary folder): a
 // plain name, not a path.
 bool plain_name(const std::string& name) {

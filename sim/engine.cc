@@ -884,7 +884,7 @@ class Simulation {
       for (std::size_t i = 0; i < cards.size(); ++i) {
         // The host's layers run on the CPU, except a prompt batch's: their weights stream to
         // the first card, which computes them (StepModel::prefill), so it is that card's work.
-        const bool streamed = stages_[i].card < 0 && cards[i].pcie_bytes > 0;
+        const bool streamed = stages_[i].card < 0 && host_work_on_card(cards[i]);
         const int card = streamed ? 0 : stages_[i].card;
         if (card < 0)
           run_on_host(cards[i], trace);

@@ -69,7 +69,7 @@ void add_stage(StepResult& out, StepCosts costs, const Stage& stage, int positio
   // launches are hidden, as a prefill micro-batch's are (StepModel::prefill).
   // The host's stage streamed to the first card (a batch of 32 positions or more, llama.cpp):
   // link-bound and that card's work, not CPU time (engine.cc runs it there).
-  const bool streamed = stage.card < 0 && costs.pcie_bytes > 0;
+  const bool streamed = stage.card < 0 && host_work_on_card(costs);
   const double floor = streamed ? 0.0 : stage.model->compute_floor(positions);
   const double launches = stage.model->layer_launches();
   if (!streamed && floor >= costs.compute + launches) {

@@ -6,6 +6,7 @@
 
 #include "core/config_reader.h"
 #include "sim/vram_plan.h"
+#include "workloads/layer_split.h"
 
 namespace vramsim::sim {
 
@@ -576,10 +577,7 @@ std::string describe_placement(const Scenario& s) {
   std::string flags = "-ngl " + std::to_string(ngl_flag(e.gpu_layers, s.model.layers, e.head_on_cpu, e.ngl_output_first));
   if (e.cpu_moe_layers > 0)
     flags += e.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(e.cpu_moe_layers);
-  if (!e.layer_split.empty()) {  // the layers per card set (engine.layer_split)
-    flags += ", layers per card ";
-    for (std::size_t i = 0; i < e.layer_split.size(); ++i) flags += (i ? "," : "") + std::to_string(e.layer_split[i]);
-  }
+  if (!e.layer_split.empty()) flags += ", layers per card " + workloads::counts_text(e.layer_split);  // engine.layer_split
   if (all) return flags + ", every layer on the GPU";
   if (e.gpu_layers == s.model.layers) return flags + ", every layer on the GPU but the LM head on the CPU";
   return flags + ", " + std::to_string(e.gpu_layers) + " of " + std::to_string(s.model.layers) + " layers on the GPU, the LM head on the " +

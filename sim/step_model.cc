@@ -112,16 +112,16 @@ double StepModel::resident_reads(double resident, double missing, std::int64_t t
 
 double StepModel::expert_reads(const LayerExperts& e, int tokens) const { return resident_reads(e.hits, e.misses, tokens, 1); }
 
-bool StepModel::copies_ram_experts(int tokens) const {
-  return !host_ && !s_.engine.expert_cache && tokens >= kGpuOffloadRows;
-}
+bool StepModel::offloads_to_gpu(std::int64_t tokens) const { return !s_.engine.expert_cache && tokens >= kGpuOffloadRows; }
+
+bool StepModel::copies_ram_experts(int tokens) const { return !host_ && offloads_to_gpu(tokens); }
 
 StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
   StepCosts c;
   // KV: T new positions over the cached ones (windowed layers bounded by their window).
   const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
-  if (host_ && !s_.engine.expert_cache && tokens >= kGpuOffloadRows) {
+  if (host_ && offloads_to_gpu(tokens)) {
     // A CPU layer in a batched step of 32 positions or more (llama.cpp's offload rule, as for a
     // prompt's micro-batch): its weights, the experts it uses and its KV (attention's inputs)
     // are copied over the first card's link, and that card computes it. pcie_bytes tells the
@@ -386,7 +386,7 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     c.flops += 2.0 * m.params_active * static_cast<double>(u.tokens) * share + u.attention_flops;
     // Its experts in RAM. Copy-in policies load them once for the pass (below).
     if (missing <= 0 || copies_in) return;
-    if (!s_.engine.expert_cache && u.tokens >= kGpuOffloadRows) {
+    if (offloads_to_gpu(u.tokens)) {
       // llama.cpp: an operation of 32 tokens or more runs on the GPU, the RAM-resident experts
       // it touches copied over the link.
       c.transfer += missing * expert_bytes_ / link_bw_;
@@ -432,7 +432,7 @@ StepCosts StepModel::host_prefill(const PrefillPass& pass, double share) const {
                                   : pass.resident_last_ubatch + pass.missing_last_ubatch;
     const double weights = layer_bytes_ * layers_ + experts * expert_bytes_;
     const double flops = 2.0 * m.params_active * static_cast<double>(u.tokens) * share;
-    if (u.tokens >= kGpuOffloadRows) {
+    if (offloads_to_gpu(u.tokens)) {
       c.transfer += weights / gpu.link.h2d_bandwidth;
       c.pcie_bytes += weights;
       c.compute += ubatch_gemm_seconds(static_cast<double>(u.tokens), share, gpu_rate) + u.attention_flops / gpu_attention_rate;

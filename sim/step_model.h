@@ -55,6 +55,11 @@ struct StepCosts {
 // `cpu_layers`.
 StepCosts as_cpu_layers(StepCosts c);
 
+// Whether a host stage's costs are work on the first card instead: the stage streamed its
+// weights over that card's link (llama.cpp's offload rule, StepModel::offloads_to_gpu), which
+// the step model marks with the bytes it moved.
+inline bool host_work_on_card(const StepCosts& host_costs) { return host_costs.pcie_bytes > 0; }
+
 // One layer's expert situation in a step (distinct experts).
 struct LayerExperts {
   int hits = 0;
@@ -138,8 +143,11 @@ class StepModel {
     double prefetch_bytes = 0;
   };
   LayerDemand layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const;
+  // Whether llama.cpp runs an operation over `tokens` positions on the GPU whatever holds its
+  // weights (kGpuOffloadRows or more; engines without an expert cache).
+  bool offloads_to_gpu(std::int64_t tokens) const;
   // Whether a GPU layer's RAM experts (llama.cpp's --n-cpu-moe) are copied in and computed by
-  // the GPU rather than by the host: a step of kGpuOffloadRows positions or more.
+  // the GPU rather than by the host: a GPU layer's step that offloads_to_gpu.
   bool copies_ram_experts(int tokens) const;
   // Host throughput of one worker group, bytes of expert weights per second.
   double host_worker_rate() const { return cpu_bw_ / std::max(1, s_.engine.physics.host_expert_workers); }

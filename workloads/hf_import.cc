@@ -125,15 +125,16 @@ std::string native_format_of(const Fields& f, const Fields& top, std::vector<std
   }
   // transformers writes `dtype` since 4.56, `torch_dtype` before. A null one says the dtype is
   // unknown: the checkpoint's size depends on it, so it is not taken as BF16.
-  for (const Fields* fields : {&f, &top})
-    for (const char* k : {"dtype", "torch_dtype"})
-      if (const Node* n = fields->find(k); n && n->is_null() && !f.get("dtype") && !top.get("dtype") &&
-                                            !f.get("torch_dtype") && !top.get("torch_dtype"))
-        config::fail(*n, k, std::string("is null: the checkpoint's dtype (bfloat16, float16, float32 or float8_e4m3fn) is "
-                                        "needed, its size depends on it"));
+  const bool named = f.get("dtype") || top.get("dtype") || f.get("torch_dtype") || top.get("torch_dtype");
+  if (!named)
+    for (const Fields* fields : {&f, &top})
+      for (const char* k : {"dtype", "torch_dtype"})
+        if (const Node* n = fields->find(k); n && n->is_null())
+          config::fail(*n, k, std::string("is null: the checkpoint's dtype (bfloat16, float16, float32 or float8_e4m3fn) is "
+                                          "needed, its size depends on it"));
   // None at all (configs written before transformers recorded it): bfloat16, the dtype of
   // most released checkpoints, said in a note rather than assumed silently.
-  if (!f.get("dtype") && !top.get("dtype") && !f.get("torch_dtype") && !top.get("torch_dtype"))
+  if (!named)
     notes.push_back("the config names no dtype (torch_dtype): native_format is BF16, the dtype of most released "
                     "checkpoints; if the checkpoint's files are F16 or F32, edit native_format (its size depends on it)");
   const char* key = f.get("dtype") || top.get("dtype") ? "dtype" : "torch_dtype";
@@ -306,11 +307,10 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
       if (experts == 0 && !zero_key) zero_key = key;
     }
   // Zero experts beside a top-k is an MoE config missing its experts, not a dense model.
-  if (experts == 0 && zero_key && (f.get("num_experts_per_tok") || f.get("experts_per_token")) &&
-      f.integer("num_experts_per_tok", 0, f.integer("experts_per_token", 0, 0)) > 0)
-    f.fail(zero_key, "is 0, but num_experts_per_tok routes each token to " +
-                         std::to_string(f.integer("num_experts_per_tok", 0, f.integer("experts_per_token", 0, 0))) +
-                         " experts: an MoE config with no experts is not a dense model; give the expert count in " + path);
+  if (experts == 0 && zero_key && (f.get("num_experts_per_tok") || f.get("experts_per_token")))
+    if (const int top_k = f.integer("num_experts_per_tok", 0, f.integer("experts_per_token", 0, 0)); top_k > 0)
+      f.fail(zero_key, "is 0, but num_experts_per_tok routes each token to " + std::to_string(top_k) +
+                           " experts: an MoE config with no experts is not a dense model; give the expert count in " + path);
   const double dense_ffn = static_cast<double>(f.whole("intermediate_size", 1).value_or(0));
   double mlp_params_total = 0;
   double mlp_params_active = 0;

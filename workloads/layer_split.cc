@@ -39,6 +39,15 @@ std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capac
   return out;
 }
 
+std::string counts_text(const std::vector<int>& counts) {
+  std::string out;
+  for (int n : counts) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(n);
+  }
+  return out;
+}
+
 std::vector<int> llama_cpp_default_split(int gpu_layers, bool head_on_gpu, const std::vector<double>& free) {
   if (free.empty()) throw std::invalid_argument("no cards to split layers over");
   std::vector<double> cumulative;

@@ -19,6 +19,9 @@ namespace vramsim::workloads {
 // others none, as llama.cpp's -ngl 1 over two cards).
 std::vector<int> layers_by_capacity(int layers, const std::vector<double>& capacity);
 
+// Layer counts per card as llama.cpp's -ts and engine.layer_split write them: "20,13".
+std::string counts_text(const std::vector<int>& counts);
+
 // llama.cpp's own default split (-ts unset; src/llama-model.cpp, load_tensors): the offloaded
 // "layers", the output layer among them when it is on a GPU, are items j = 0 .. n-1, item j on
 // the first card whose cumulative share of `free` exceeds j / n (std::upper_bound). Returns
