@@ -49,7 +49,7 @@ TEST_CASE("every GPU decodes with sane figures", "[catalogue]") {
   }
 }
 
-TEST_CASE("every link decodes; PCIe bandwidth doubles per generation and scales with lanes", "[catalogue]") {
+TEST_CASE("every link decodes, and PCIe bandwidth doubles per generation and scales with lanes", "[catalogue]") {
   for (const auto& name : test::catalogue().names("links")) {
     INFO(name);
     hw::LinkSpec l = hw::decode_link(resolve("links", name), "link");

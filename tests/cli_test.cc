@@ -163,7 +163,7 @@ TEST_CASE("short and long spellings of one option: either works, both is a usage
 }
 
 // What a newcomer types first: every catalogue kind can be listed, a scenario by its name.
-TEST_CASE("list names every catalogue kind; run takes a catalogue scenario's name", "[cli]") {
+TEST_CASE("list names every catalogue kind, and run takes a catalogue scenario's name", "[cli]") {
   auto help = run_vramsim("list --help");
   CHECK(help.status == 0);
   CHECK_THAT(help.out, Catch::Contains("engines") && Catch::Contains("scenarios"));

@@ -86,7 +86,7 @@ TEST_CASE("profile-lru: the pinned part survives any number of misses", "[cache]
 // charges those copies): a long prompt touches nearly every expert, so in an LRU cache the
 // prompt's cold experts push out hot ones; a pinned profile keeps its experts whatever the prompt.
 // (Expected figures: the case study's shared card, 5,798 slots over 48 layers x 512 experts.)
-TEST_CASE("lru: a prompt's touched experts enter the cache at its prefill; profile: nothing moves", "[cache]") {
+TEST_CASE("lru: a prompt's touched experts enter the cache at its prefill, and profile: nothing moves", "[cache]") {
   auto resident_by_rank = [](const ExpertCache& c, int layers, int experts) {
     std::vector<int> per_rank(static_cast<std::size_t>(experts), 0);
     for (int l = 0; l < layers; ++l)

@@ -238,7 +238,7 @@ TEST_CASE("import: dense layers other than leading ones, and unknown dtypes, are
   CHECK(fp8->spec.native_format == "FP8");
 }
 
-TEST_CASE("import: the name must be a catalogue name; the source path is quoted", "[import]") {
+TEST_CASE("import: the name must be a catalogue name, and the source path is quoted", "[import]") {
   auto bad = import_json(llama_like(), "my: model");
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, Catch::Contains("catalogue name"));
@@ -266,7 +266,7 @@ TEST_CASE("import: a directory is named as such", "[import]") {
   CHECK_THAT(r.error().message, Catch::Contains("is a directory"));
 }
 
-TEST_CASE("import-model: -o writes the file; errors exit 2 and write nothing", "[import]") {
+TEST_CASE("import-model: -o writes the file, and errors exit 2 and write nothing", "[import]") {
   const std::string config = write_config("cli.json", llama_like());
   const std::string out = (scratch_dir() / "short.yaml").string();
   std::filesystem::remove(out);

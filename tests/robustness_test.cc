@@ -222,7 +222,7 @@ TEST_CASE("a configuration file with a second YAML document is refused", "[robus
 
 // Two outputs naming one file would overwrite each other: refused before the run. An output
 // that is a symbolic link keeps the link and replaces the file it names.
-TEST_CASE("run: two outputs in one file are refused; a linked output writes through the link", "[robustness][outputs]") {
+TEST_CASE("run: two outputs in one file are refused, and a linked output writes through the link", "[robustness][outputs]") {
   const std::string same = write("same.out", "");
   vramsim::test::check_usage_error("run " + kShared + " --set workload.requests=1 --requests-out " + same + " --trace " + same,
                                    "--trace " + same + ": the same file as --requests-out");

@@ -22,7 +22,7 @@ int resident_in_layer(const ExpertCache& c, int layer, int experts) {
 }
 }  // namespace
 
-TEST_CASE("a profile gives each layer its own popularity; the cache holds the hottest pairs", "[profile]") {
+TEST_CASE("a profile gives each layer its own popularity, and the cache holds the hottest pairs", "[profile]") {
   auto profile = load_routing_profile(test::data_path("profile/tiny-moe-profile.csv"), 4, 16, 2);
   REQUIRE(profile.ok());
   REQUIRE(profile->size() == 4);

@@ -41,7 +41,7 @@ TEST_CASE("run --json carries the documented fields", "[run]") {
     CHECK_THAT(r.out, Catch::Contains(key));
 }
 
-TEST_CASE("same scenario and seed: identical results; another seed: different", "[run][determinism]") {
+TEST_CASE("same scenario and seed: identical results, and another seed: different", "[run][determinism]") {
   auto a = run_vramsim("run " + scenario("shared") + " --set workload.requests=8 --json --requests-out det_a.jsonl");
   auto b = run_vramsim("run " + scenario("shared") + " --set workload.requests=8 --json --requests-out det_b.jsonl");
   auto c = run_vramsim("run " + scenario("shared") + " --set workload.requests=8 --seed 2 --json");
@@ -177,10 +177,10 @@ TEST_CASE("parallel slots on the case study's card: serial slots do not raise th
   CHECK(throughput(overlapped.out) > throughput(two.out));  // an engine that overlaps slots gains
 }
 
-TEST_CASE("a prompt over the 32K window is rejected; no admission control means all complete", "[run][serving]") {
+TEST_CASE("a prompt over the 32K window is rejected, and no admission control means all complete", "[run][serving]") {
   auto long_prompt = run_vramsim("run " + scenario("shared") +
                                  " --set workload.requests=2 --set workload.prompt_tokens=34941 --json --requests-out rej.jsonl");
-  REQUIRE(long_prompt.status == 0);
+  REQUIRE(long_prompt.status == 1);  // every request rejected: exit 1, with the summary
   CHECK_THAT(long_prompt.out, Catch::Contains("\"completed\": 0"));
   CHECK_THAT(long_prompt.out, Catch::Contains("\"prompt_exceeds_context\": 2"));
   CHECK_THAT(read("rej.jsonl"), Catch::Contains("\"rejected\":\"prompt_exceeds_context\""));
@@ -342,7 +342,7 @@ TEST_CASE("the host CPU's layers are their own share of a decode step, not GPU c
 // 18148 offload it last: -ngl 32 on a 32-layer model offloads every layer but leaves the LM head
 // on the CPU ("offloaded 32/33 layers to GPU"). Later builds offload it first: -ngl 32 is the
 // head and 31 layers, layer 0 on the CPU. -ngl 99 is every layer and the head in both.
-TEST_CASE("llama.cpp's -ngl places the LM head as the build counts it; -ngl 99 puts it on the GPU", "[run][llama.cpp]") {
+TEST_CASE("llama.cpp's -ngl places the LM head as the build counts it, and -ngl 99 puts it on the GPU", "[run][llama.cpp]") {
   using vramsim::test::json_number;
   const std::string llama = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=1 ";
   const std::string last = "--set engine.ngl_output_first=false ";
@@ -370,22 +370,24 @@ TEST_CASE("llama.cpp's -ngl places the LM head as the build counts it; -ngl 99 p
   CHECK(json_number(first32, "ram_gib", "cpu_layers") < json_number(ngl32, "ram_gib", "cpu_layers"));
   CHECK(json_number(first32, "weights_gib", "cards") > json_number(ngl32, "weights_gib", "cards"));
   CHECK_THAT(vramsim::test::run_ok(llama + "--set engine.gpu_layers=32"),
-             Catch::Contains("llama.cpp flags: -ngl 32 ") && Catch::Contains("31 of 32 layers and the LM head on the GPU, layer 0 on the CPU"));
+             Catch::Contains("llama.cpp flags: -ngl 32 ") && Catch::Contains("31 of 32 layers and the LM head on the GPU, layer 0 on the CPU") &&
+                 Catch::Contains("CPU   layer 0, the embedding table from RAM (") && !Catch::Contains("and the LM head from RAM"));
   // -ngl 0 keeps the head on the CPU in both builds.
   CHECK(json_number(vramsim::test::run_ok(llama + "--set engine.gpu_layers=0 --json"), "end_layer", "cpu_layers") == 32);
   // When every layer and the head do not fit, run --model in a build that offloads the head last
   // tries the head alone on the CPU before a whole layer: Gemma 3 27B's LM head (262k x 5376) is
   // larger than one of its layers. At 4K every layer and the head fit by llama.cpp's own
   // accounting (the memory-budget model refuses them), which judges the head-on-CPU placement
-  // too: that comes first; at 48K only the latter fits. A current build cannot leave the head
-  // alone on the CPU with -ngl: whole layers go there, the head stays on the card.
+  // too: that comes first; at 32K only the latter fits (Gemma ties its embeddings: the card
+  // holds the head's copy). A current build cannot leave the head alone on the CPU with -ngl:
+  // whole layers go there, the head stays on the card.
   const std::string gemma = "run --model gemma-3-27b --gpu rtx-4090 --quant Q6_K --set workload.requests=1 --set workload.gen_tokens=1";
   CHECK_THAT(vramsim::test::run_ok(gemma),
              Catch::Contains("every layer on the GPU (by llama.cpp's own accounting; the memory-budget model refuses it: "
                              "engine.vram_rule=engine)") && Catch::Contains("llama.cpp flags: -ngl 99 "));
-  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 49152 --set engine.ngl_output_first=false"),
+  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 32768 --set engine.ngl_output_first=false"),
              Catch::Contains("every layer on the GPU but the LM head on the CPU") && Catch::Contains("llama.cpp flags: -ngl 62 "));
-  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 49152"),
+  CHECK_THAT(vramsim::test::run_ok(gemma + " --context 32768"),
              Catch::Contains("layers and the LM head on the GPU, the first ") && !Catch::Contains("-ngl 62 "));
   // A row split has no CPU stage to put it on: refused with the way out.
   vramsim::test::check_usage_error(llama + last + "--gpus 2 --set engine.split=tensor --set engine.gpu_layers=32",
@@ -430,7 +432,7 @@ TEST_CASE("a long prompt's CPU layers stream over the first card's link, once pe
   CHECK(json_number(r.out.substr(at), "gb") == Approx(4 * 6.64 * 1.073741824).epsilon(0.02));
 }
 
-TEST_CASE("power: a compute-bound prefill pays its FLOPs; a run over the TDP says so", "[run][power]") {
+TEST_CASE("power: a compute-bound prefill pays its FLOPs, and a run over the TDP says so", "[run][power]") {
   const std::string h100 = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/llama8b-h100-vllm.yaml";
   // Prefill only: 4,096-token prompts, one token out. (TDP - idle - wait) / dense fp16 per FLOP
   // puts the H100 (463 W / 989 TFLOPS) well above idle + wait (70 + 0.265 x 630 = 237 W) at
@@ -461,7 +463,7 @@ TEST_CASE("power: a compute-bound prefill pays its FLOPs; a run over the TDP say
 // A resident kernel streaming at full bandwidth is the card at its rated power: the wait share
 // comes out of the same TDP - idle, so a memory-bound decode on any card stays under its TDP
 // (it used to add the wait on top of a whole (TDP - idle) per byte, and every card was capped).
-TEST_CASE("power: dense decode stays under each card's TDP; the old wait_power key is refused", "[run][power]") {
+TEST_CASE("power: dense decode stays under each card's TDP, and the old wait_power key is refused", "[run][power]") {
   for (const char* gpu : {"rtx-3060-12gb", "rtx-3090", "rtx-4090", "l40s", "a100-80gb", "h100-sxm"}) {
     INFO(gpu);
     auto r = run_vramsim(std::string("run --model llama-3.1-8b --quant Q4_K_M --gpu ") + gpu + " --json");

@@ -92,7 +92,7 @@ TEST_CASE("arrival processes: Poisson keeps its stream, bursty has the documente
   CHECK(longest > 15);                                         // idle spells between bursts
 }
 
-TEST_CASE("a request trace is read in arrival order; a malformed row names file:row and column", "[serving][errors]") {
+TEST_CASE("a request trace is read in arrival order, and a malformed row names file:row and column", "[serving][errors]") {
   const auto rows = workloads::read_request_trace(test::data_path("serving/trace.csv"), "workload.trace");
   REQUIRE(rows.size() == 6);
   CHECK(rows[1].arrival_s == 0.5);
@@ -115,7 +115,7 @@ TEST_CASE("a request trace is read in arrival order; a malformed row names file:
 }
 
 // A production log's Unix times read as relative ones: the first row is the start.
-TEST_CASE("a trace's clock starts at its first row; an arrival past 1e10 s is refused", "[serving][errors]") {
+TEST_CASE("a trace's clock starts at its first row, and an arrival past 1e10 s is refused", "[serving][errors]") {
   const auto dir = std::filesystem::temp_directory_path();
   const auto unix_time = dir / ("vramsim_unix_trace_" + std::to_string(::getpid()) + ".csv");
   const auto far = dir / ("vramsim_far_trace_" + std::to_string(::getpid()) + ".csv");

@@ -230,7 +230,7 @@ TEST_CASE("a one-token micro-batch streams the weights and its KV and pays the p
   CHECK(deep.total() - c.total() == Approx(512 * kv_read));
 }
 
-TEST_CASE("compute-bound micro-batches hide the per-layer cost; each one reads the weights again", "[step][prefill]") {
+TEST_CASE("compute-bound micro-batches hide the per-layer cost, and each one reads the weights again", "[step][prefill]") {
   const Scenario s = llama_bench({"engine.prefill_ubatch=512"});
   const StepModel m(s, plan_vram(s));
   const StepCosts c = m.prefill(PrefillPass{{{2048, 0}}});
