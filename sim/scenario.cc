@@ -302,6 +302,11 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
                                     (sync ? config::to_string(sync->origin()) : std::string("?")) + "): lower it with the other");
   }
   p.cpu_expert_share = share("cpu_expert_share", Lower::Positive);
+  if (auto bpf = e.optional_number("cpu_expert_bytes_per_flop", Lower::Positive)) {
+    // A multiply-add of one weight is 2 FLOP, so even 8-bit weights give at most 0.5 byte per FLOP.
+    if (*bpf > 0.5) e.fail_at("cpu_expert_bytes_per_flop", "at most 0.5 (one 8-bit weight per multiply-add of 2 FLOP); check the unit: bytes of weights per FLOP");
+    p.cpu_expert_bytes_per_flop = *bpf;
+  }
   // The split of misses between host and PCIe reads exists only where misses may be read over PCIe.
   const bool split = slots && pcie_reads;
   p.pcie_split_reference = split ? e.quantity("pcie_split_reference", Dimension::Bandwidth)
@@ -711,6 +716,10 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
   }
   r.finish();
+  if (s.model.moe && s.engine.physics.cpu_expert_bytes_per_flop > 0 && !s.host.fp32_flops)
+    config::fail(r.any("hardware"), "hardware.host",
+                 "cpu.fp32_throughput is missing in " + s.host.name +
+                     ": the engine's host expert kernels are compute-bound (engine.cpu_expert_bytes_per_flop)");
 
   // Physically impossible combinations: what the placement keeps in host RAM must fit it
   // (sim::host_ram: the CPU layers' weights and KV, the experts kept in RAM).

@@ -80,6 +80,10 @@ struct EnginePhysics {
   double miss_sync = 0;                 // GPU<->host synchronisation for a layer with misses, seconds
   double miss_sync_idle = 0;            // ... of which no kernel is resident (host wake-up, relaunch)
   double cpu_expert_share = 0;          // host expert GEMV throughput as a share of host memory bandwidth
+  // Bytes of expert weights the host's expert kernels process per FLOP of the host's peak fp32
+  // rate (cpu.fp32_throughput): their compute ceiling, for kernels bound by dequantisation
+  // rather than by memory. 0: memory-bound only (the rate is cpu_expert_share x bandwidth).
+  double cpu_expert_bytes_per_flop = 0;
   double pcie_split_reference = 0;      // the engine's split: pcie_frac = link / (link + this), bytes/s
   int host_expert_workers = 0;          // host worker groups computing missed experts in parallel
   double zero_copy_efficiency = 0;      // GPU reads of mapped host memory vs copy bandwidth

@@ -49,7 +49,8 @@ TEST_CASE("a layer with misses waits for the bubble and the slower of host and P
   const auto& ph = s.engine.physics;
   const double bw = 1792e9 * ph.gpu_bandwidth_efficiency;
   const double expert = plan.expert_bytes;
-  const double wave = expert * ph.host_expert_workers / (255.9e9 * ph.cpu_expert_share);
+  // The host's expert kernels are compute-bound: 2.4 TFLOPS x bytes per FLOP (51.4 GB/s).
+  const double wave = expert * ph.host_expert_workers / (2.4e12 * ph.cpu_expert_bytes_per_flop);
   const double activations = 2.0 * 5 * 2048 * 2 / 13.9e9;
   // 4 misses: all on the host, one wave.
   StepCosts host_only = m.layer(LayerExperts{25, 4, 0}, 5, 100);
@@ -63,6 +64,25 @@ TEST_CASE("a layer with misses waits for the bubble and the slower of host and P
   REQUIRE(pcie > wave + activations);
   CHECK(both.transfer == Approx(ph.miss_sync + pcie - hits - ph.miss_sync));
   CHECK(both.pcie_bytes == Approx(6 * expert + 2.0 * 5 * 2048 * 2));
+}
+
+// The host's expert rate follows its arithmetic (cores x clock x SIMD: cpu.fp32_throughput)
+// while the kernels are compute-bound, and its memory bandwidth only when that binds.
+TEST_CASE("the expert-cache host rate follows the host's fp32 peak, capped by its memory bandwidth", "[step]") {
+  auto rate = [](std::vector<std::string> sets) {
+    Scenario s = test::case_study("shared", std::move(sets));
+    StepModel m(s, plan_vram(s));
+    return m.host_worker_rate() * s.engine.physics.host_expert_workers;
+  };
+  const double base = rate({});
+  CHECK(base == Approx(2.4e12 * 0.02143));  // 51.4 GB/s, the calibrated figure
+  // Faster DIMMs, same cores: no change. Twice the cores: twice the rate.
+  CHECK(rate({"hardware.host.memory.bandwidth=400GB/s"}) == Approx(base));
+  CHECK(rate({"hardware.host.cpu.fp32_throughput=4.8TFLOPS"}) == Approx(2 * base));
+  // Few channels under many cores: the memory ceiling (0.75 of 51.2 GB/s) binds.
+  CHECK(rate({"hardware.host.memory.bandwidth=51.2GB/s"}) == Approx(0.75 * 51.2e9));
+  // Without the key the rate is the memory-bound share alone (the other engines' model).
+  CHECK(rate({"engine.cpu_expert_bytes_per_flop=", "engine.cpu_expert_share=0.201"}) == Approx(0.201 * 255.9e9));
 }
 
 // The premise of docs/cliff.md's bound on single-stream requests: past the host's share, each
