@@ -190,7 +190,10 @@ std::span<const int> RequestRouter::route(int layer, std::uint64_t token) {
   int* out = last_picks_.data() + l * k;
   double& last = last_u_[l];
   // One 64-bit hash of (token, layer) decides locality (its low 32 bits); a second gives u.
-  const std::uint64_t h = rng_.bits((token << 8) ^ static_cast<std::uint64_t>(layer));
+  // The layer takes the counter's low 8 bits; a model with more layers gives each further
+  // layer its own stream (or token t at layer 256 + x would draw what token t ^ 1 draws at x).
+  const auto ulayer = static_cast<std::uint64_t>(layer);
+  const std::uint64_t h = layer < 256 ? rng_.bits((token << 8) ^ ulayer) : rng_.with(ulayer).bits(token);
   if (last >= 0 && static_cast<double>(h & 0xFFFFFFFFULL) * (1.0 / 4294967296.0) < locality_)
     return {out, k};  // the same experts as the previous token
   const double u = static_cast<double>(splitmix64(h) >> 11) * (1.0 / 9007199254740992.0);

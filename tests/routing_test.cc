@@ -117,3 +117,20 @@ TEST_CASE("per-request variation lowers a request's hit rate in proportion to it
   CHECK(hit_rate(0.0) == Approx(global).margin(0.005));
   CHECK(hit_rate(0.3) == Approx(0.7 * global + 0.3 * resident / 512.0).margin(0.01));
 }
+
+// Each (token, layer) draws on its own: a model deeper than 256 MoE layers must not give layer
+// 256 + x the draws of a neighbouring token at layer x (the counter keeps the layer in 8 bits).
+TEST_CASE("draws past layer 256 are not a neighbouring token's draws at a lower layer", "[routing]") {
+  Popularity p = Popularity::power_law_cutoff(512, 10, 1.0, 200.0);
+  const int layers = 300;
+  RequestRouter r(LayerPopularity(layers, p), RoutingParams{0, 0, 0}, CounterRng(5), 1);
+  std::vector<int> high, low;
+  int same = 0;
+  const int pairs = 44;
+  for (int x = 0; x < pairs; ++x) {
+    r.experts(256 + x, 2, high);
+    r.experts(x, 3, low);  // token 2 ^ 1
+    same += high == low ? 1 : 0;
+  }
+  CHECK(same <= 2);  // independent draws of 10 of 512 agree by chance almost never
+}
