@@ -11,7 +11,6 @@
 // Each candidate runs as its own `vramsim run` process (one SimGrid engine per process), in a
 // TBB pool. Its flags come from its own decoded scenario (engine_flags, shared with `run
 // --model`); a --set on a key plan chooses is refused. With --clients N, llama.cpp gets N slots.
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <unistd.h>
@@ -33,6 +32,7 @@
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/subprocess.h"
+#include "reports/parallel_children.h"
 #include "sim/vram_plan.h"
 
 namespace vramsim::cli {
@@ -380,51 +380,48 @@ int plan_command(const std::vector<std::string>& argv) {
   const bool progress = ::isatty(STDERR_FILENO) != 0;
   std::atomic<int> finished{0};
   std::mutex progress_mutex;
-  tbb::task_arena arena(jobs);
-  arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
-      Candidate& c = candidates[i];
-      std::vector<std::string> run = {proc::self_executable(), "run", "--model", args.require("--model"), "--gpu",
-                                      args.require("--gpu"), "--host", args.require("--host"), "--quant", c.quant,
-                                      "--configs", catalogue.root().string(), "--json"};
-      for (const auto& set : workload) run.insert(run.end(), {"--set", set});
-      for (const auto& set : c.sets) run.insert(run.end(), {"--set", set});
-      for (const auto& set : args.all("--set")) run.insert(run.end(), {"--set", set});
-      for (const char* key : {"--gpus", "--link", "--context", "--engine"})
-        if (auto v = args.get(key)) run.insert(run.end(), {key, *v});
-      const proc::ProcessResult child = proc::run(run);
-      const int done = ++finished;
-      if (progress) {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        std::cerr << "\r  simulated " << done << "/" << candidates.size() << " configurations"
-                  << (done == static_cast<int>(candidates.size()) ? "\n" : "") << std::flush;
-      }
-      if (child.exit_code != 0) {
-        c.error = child.err;
+  reports::for_each_in_parallel(jobs, candidates.size(), [&](std::size_t i) {
+    Candidate& c = candidates[i];
+    std::vector<std::string> run = {proc::self_executable(), "run", "--model", args.require("--model"), "--gpu",
+                                    args.require("--gpu"), "--host", args.require("--host"), "--quant", c.quant,
+                                    "--configs", catalogue.root().string(), "--json"};
+    for (const auto& set : workload) run.insert(run.end(), {"--set", set});
+    for (const auto& set : c.sets) run.insert(run.end(), {"--set", set});
+    for (const auto& set : args.all("--set")) run.insert(run.end(), {"--set", set});
+    for (const char* key : {"--gpus", "--link", "--context", "--engine"})
+      if (auto v = args.get(key)) run.insert(run.end(), {key, *v});
+    const proc::ProcessResult child = proc::run(run);
+    const int done = ++finished;
+    if (progress) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      std::cerr << "\r  simulated " << done << "/" << candidates.size() << " configurations"
+                << (done == static_cast<int>(candidates.size()) ? "\n" : "") << std::flush;
+    }
+    if (child.exit_code != 0) {
+      c.error = child.err;
+      return;
+    }
+    auto out = config::parse_yaml(child.out, "run output");
+    if (!out) {
+      c.error = out.error().message;
+      return;
+    }
+    try {
+      // One-token requests have no decode step: no decode figure, which only a decode goal needs.
+      const config::Node* decode = out->find("decode_tok_s");
+      const config::Node* p50 = decode ? decode->find("p50") : nullptr;
+      if (goal == "decode" && p50 && p50->is_null() && number_at(*out, "requests", "completed") > 0) {
+        c.error = "no decode step to time (its requests generate one token each: --goal decode needs "
+                  "workload.gen_tokens of 2 or more)\n";
         return;
       }
-      auto out = config::parse_yaml(child.out, "run output");
-      if (!out) {
-        c.error = out.error().message;
-        return;
-      }
-      try {
-        // One-token requests have no decode step: no decode figure, which only a decode goal needs.
-        const config::Node* decode = out->find("decode_tok_s");
-        const config::Node* p50 = decode ? decode->find("p50") : nullptr;
-        if (goal == "decode" && p50 && p50->is_null() && number_at(*out, "requests", "completed") > 0) {
-          c.error = "no decode step to time (its requests generate one token each: --goal decode needs "
-                    "workload.gen_tokens of 2 or more)\n";
-          return;
-        }
-        c.decode = number_at(*out, "decode_tok_s", "p50", goal != "decode");
-        c.prefill = number_at(*out, "prefill_tok_s", "p50");
-        c.ttft = number_at(*out, "ttft_s", "p50");
-        c.throughput = number_at(*out, "throughput_tok_s");
-      } catch (const std::runtime_error& e) {
-        c.error = std::string(e.what()) + "\n";
-      }
-    });
+      c.decode = number_at(*out, "decode_tok_s", "p50", goal != "decode");
+      c.prefill = number_at(*out, "prefill_tok_s", "p50");
+      c.ttft = number_at(*out, "ttft_s", "p50");
+      c.throughput = number_at(*out, "throughput_tok_s");
+    } catch (const std::runtime_error& e) {
+      c.error = std::string(e.what()) + "\n";
+    }
   });
   std::vector<Candidate> ok;
   for (const auto& c : candidates) {

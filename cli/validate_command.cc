@@ -1,7 +1,6 @@
 // `vramsim validate [DATASET] [--json]`: runs every simulation a validation dataset names (one
 // process each: SimGrid allows one engine per process; a TBB pool runs them in parallel),
 // compares predictions with measurements and exits 1 when a case is out of tolerance.
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/subprocess.h"
+#include "reports/parallel_children.h"
 #include "reports/validation.h"
 #include "sim/stats.h"
 
@@ -102,19 +102,16 @@ int validate_command(const std::vector<std::string>& argv) {
   const int jobs = static_cast<int>(args.integer(args.spelling("-j", "--jobs"), tbb::this_task_arena::max_concurrency(), 1, 1024));
   const bool progress = ::isatty(STDERR_FILENO) != 0;
   std::atomic<int> finished{0};
-  tbb::task_arena arena(jobs);
-  arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, set.runs.size(), [&](std::size_t i) {
-      try {
-        slots[i] = run_one(set.runs[i], catalogue, dir);
-      } catch (const std::exception& e) {
-        failures[i] = e.what();
-      }
-      const int done = ++finished;
-      if (progress)
-        std::cerr << "\r  simulated " << done << "/" << set.runs.size() << " runs" << (done == static_cast<int>(set.runs.size()) ? "\n" : "")
-                  << std::flush;
-    });
+  reports::for_each_in_parallel(jobs, set.runs.size(), [&](std::size_t i) {
+    try {
+      slots[i] = run_one(set.runs[i], catalogue, dir);
+    } catch (const std::exception& e) {
+      failures[i] = e.what();
+    }
+    const int done = ++finished;
+    if (progress)
+      std::cerr << "\r  simulated " << done << "/" << set.runs.size() << " runs" << (done == static_cast<int>(set.runs.size()) ? "\n" : "")
+                << std::flush;
   });
   fs::remove_all(dir);
   for (std::size_t i = 0; i < set.runs.size(); ++i) {

@@ -1,10 +1,5 @@
 #include "reports/sweep.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/global_control.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
 
 #include <unistd.h>
 
@@ -20,6 +15,7 @@
 #include <thread>
 
 #include "core/json.h"
+#include "reports/parallel_children.h"
 
 namespace vramsim::reports {
 namespace {
@@ -219,36 +215,25 @@ SweepTally run_sweep(const Study& study, ResultsStore& store, const SweepOptions
   };
   if (options.on_progress) options.on_progress(progress);
 
-  const int jobs = std::max(1, options.jobs);
-  // Workers spend their time waiting for a child; allow more of them than there are cores.
-  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(jobs));
-  tbb::task_arena arena(jobs);
-  arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, todo.size(), 1),
-        [&](const tbb::blocked_range<std::size_t>& range) {
-          for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            const Point& p = todo[i];
-            PointOutcome outcome;
-            try {
-              outcome = runner(study, p);
-            } catch (const std::exception& e) {
-              outcome.exit_code = -1;
-              outcome.err = std::string("cannot run the point: ") + e.what();
-            }
-            const json::Value record = record_for(p, outcome);
-            json::Value timing = json::Value::object();
-            timing.set("point", p.overrides());
-            timing.set("rank", json::Value::number_text(std::to_string(options.rank.rank)));
-            timing.set("wall_s", json::Value::number_text(std::to_string(outcome.wall_s)));
-            auto summary = json::parse(outcome.out);
-            const json::Value* sim_wall = summary ? summary->at_path("sim.wall_s") : nullptr;
-            timing.set("sim_wall_s", sim_wall ? *sim_wall : json::Value());
-            store.append(study, record, timing);
-            report(record.find("status")->text() != "ok");
-          }
-        },
-        tbb::simple_partitioner());
+  for_each_in_parallel(options.jobs, todo.size(), [&](std::size_t i) {
+    const Point& p = todo[i];
+    PointOutcome outcome;
+    try {
+      outcome = runner(study, p);
+    } catch (const std::exception& e) {
+      outcome.exit_code = -1;
+      outcome.err = std::string("cannot run the point: ") + e.what();
+    }
+    const json::Value record = record_for(p, outcome);
+    json::Value timing = json::Value::object();
+    timing.set("point", p.overrides());
+    timing.set("rank", json::Value::number_text(std::to_string(options.rank.rank)));
+    timing.set("wall_s", json::Value::number_text(std::to_string(outcome.wall_s)));
+    auto summary = json::parse(outcome.out);
+    const json::Value* sim_wall = summary ? summary->at_path("sim.wall_s") : nullptr;
+    timing.set("sim_wall_s", sim_wall ? *sim_wall : json::Value());
+    store.append(study, record, timing);
+    report(record.find("status")->text() != "ok");
   });
 
   SweepTally t = tally(study, store.load());
