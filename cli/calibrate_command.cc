@@ -210,6 +210,13 @@ int calibrate_command(const std::vector<std::string>& argv) {
   } catch (const calibrate::InputError& e) {
     throw config::ConfigError(Error{e.what()});
   }
+  if (log.records.empty() && !log.skipped.empty()) {
+    // Every request paired, none with a decode step: nothing to fit, and the log is not malformed.
+    throw config::ConfigError(Error{file + ":" + std::to_string(log.skipped.front().line) +
+                                    ":1: error: no request to fit: all " + std::to_string(log.skipped.size()) +
+                                    " paired requests generated one token or none, so none has a decode step "
+                                    "(a log of requests generating two tokens or more is needed)"});
+  }
   if (log.records.empty()) {
     const std::size_t at = log.unpaired.empty() ? 1 : log.unpaired.front().line;
     throw config::ConfigError(Error{

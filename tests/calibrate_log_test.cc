@@ -299,6 +299,11 @@ TEST_CASE("calibrate --from-log: bad input exits 2 with the file and line", "[ca
   r = run_vramsim("calibrate --from-log " + data_path("logs/no-pairs.log"));
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("no-pairs.log:2:1: error: no request found"));
+  // Every request paired but none decoded (one token each, a simulator-written log): the
+  // message says so rather than calling the lines unpaired.
+  r = run_vramsim("calibrate --from-log " + data_path("logs/one-token.log"));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("one-token.log:4:1: error: no request to fit: all 3 paired requests generated one token or none"));
   r = run_vramsim("calibrate --from-log /nonexistent/engine.log");
   CHECK(r.status == 2);
   r = run_vramsim("calibrate");
