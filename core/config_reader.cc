@@ -34,10 +34,22 @@ std::optional<double> parse_number(const std::string& text) {
   double value = 0.0;
   const char* begin = text.data();
   const char* end = text.data() + text.size();
-  if (begin != end && *begin == '+') ++begin;
+  if (begin != end && *begin == '+' && ++begin != end && *begin == '-') return std::nullopt;  // "+-5"
   auto [ptr, ec] = std::from_chars(begin, end, value, std::chars_format::general);
   if (ec != std::errc{} || ptr != end || !std::isfinite(value)) return std::nullopt;
   return value;
+}
+
+std::optional<std::int64_t> parse_whole(const std::string& text) {
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (begin != end && *begin == '+' && ++begin != end && *begin == '-') return std::nullopt;  // "+-5"
+  std::int64_t whole = 0;
+  if (auto [ptr, ec] = std::from_chars(begin, end, whole); ec == std::errc{} && ptr == end) return whole;
+  // "1e3", "8.0": a number whose value is whole and held exactly (|v| <= 2^53).
+  const auto value = parse_number(text);
+  if (!value || std::floor(*value) != *value || std::fabs(*value) > 9007199254740992.0) return std::nullopt;
+  return static_cast<std::int64_t>(*value);
 }
 
 ConfigError::ConfigError(const Origin& origin, const std::string& key_path, const std::string& message)
@@ -135,14 +147,18 @@ std::int64_t MapReader::integer(std::string_view key, std::int64_t min, std::int
 std::optional<std::int64_t> MapReader::optional_integer(std::string_view key, std::int64_t min, std::int64_t max) {
   const Node* n = take(key);
   if (!n) return std::nullopt;
-  auto value = n->is_scalar() ? parse_number(n->text()) : std::nullopt;
-  if (!value || std::floor(*value) != *value || std::fabs(*value) > 9e15)
+  auto range = [&] {
+    fail(*n, key_path(key), "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + n->describe());
+  };
+  const auto whole = n->is_scalar() ? parse_whole(n->text()) : std::nullopt;
+  if (!whole) {
+    // A whole number past what the reader holds exactly (2^53 written as a float, or past int64).
+    const auto value = n->is_scalar() ? parse_number(n->text()) : std::nullopt;
+    if (value && std::floor(*value) == *value) range();
     fail(*n, key_path(key), "expected a whole number, got " + n->describe());
-  auto whole = static_cast<std::int64_t>(*value);
-  if (whole < min || whole > max)
-    fail(*n, key_path(key),
-         "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + n->describe());
-  return whole;
+  }
+  if (*whole < min || *whole > max) range();
+  return *whole;
 }
 
 std::string MapReader::string(std::string_view key) { return require_scalar(key).text(); }

@@ -37,6 +37,9 @@ class ConfigError : public std::runtime_error {
 // A number written as a plain decimal or exponent ("0.05", "1e-3", an optional leading '+'),
 // finite; else nullopt (no unit, no hexadecimal, no ".inf").
 std::optional<double> parse_number(const std::string& text);
+// A whole number: decimal digits ("42", "-3", "+7", exact over the whole int64 range), or a
+// number as parse_number reads it whose value is whole and at most 2^53 ("1e3", "8.0").
+std::optional<std::int64_t> parse_whole(const std::string& text);
 
 // Lower bound of an accepted numeric range.
 enum class Lower { NonNegative, Positive };

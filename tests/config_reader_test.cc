@@ -76,6 +76,25 @@ TEST_CASE("integers, ranges and choices are checked", "[config]") {
   CHECK_THAT(error_of("m: [1]\n", [](MapReader& r) { r.map("m"); }), Catch::Contains("expected a mapping"));
 }
 
+// Whole numbers are read exactly over int64 (a seed up to 2^53 is documented), and a value
+// written as a float counts when it is whole and exact.
+TEST_CASE("whole numbers are exact past 9e15 and a sign is written once", "[config]") {
+  CHECK(parse_whole("9007199254740993") == std::int64_t{9007199254740993});
+  CHECK(parse_whole("+7") == std::int64_t{7});
+  CHECK(parse_whole("-3") == std::int64_t{-3});
+  CHECK(parse_whole("1e3") == std::int64_t{1000});
+  CHECK(parse_whole("8.0") == std::int64_t{8});
+  CHECK_FALSE(parse_whole("2.5"));
+  CHECK_FALSE(parse_whole("+-5"));
+  CHECK_FALSE(parse_number("+-5"));
+  CHECK_FALSE(parse_whole("1e17"));  // whole, but past 2^53 as a float: not exact
+  CHECK_FALSE(parse_whole("12x"));
+  CHECK(error_of("n: 9007199254740993\n", [](MapReader& r) { r.integer("n", 0, std::int64_t{1} << 53); }) ==
+        "s.yaml:1:4: error: n: must be between 0 and 9007199254740992, got \"9007199254740993\"");
+  CHECK(error_of("n: 99999999999999999999\n", [](MapReader& r) { r.integer("n", 0, 10); }) ==
+        "s.yaml:1:4: error: n: must be between 0 and 10, got \"99999999999999999999\"");
+}
+
 TEST_CASE("nearest names rank close spellings first", "[config]") {
   auto near = nearest_names("rtx-4099", {"rtx-3090", "rtx-4090", "h100-sxm", "rtx-4080"});
   REQUIRE_FALSE(near.empty());
