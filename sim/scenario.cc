@@ -239,12 +239,17 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
       }
     }
   const int nodes = s.host.numa_nodes;
+  // Errors point at the value itself (a --set names its option, a file its line).
+  auto at = [](const Node& parent, const char* key) -> const Node& {
+    const Node* n = parent.is_map() ? parent.find(key) : nullptr;
+    return n && !n->is_null() ? *n : parent;
+  };
   if (s.expert_memory.node >= nodes)
-    config::fail(host, "hardware.host.expert_memory", "node " + std::to_string(s.expert_memory.node) + " does not exist: " +
+    config::fail(at(host, "expert_memory"), "hardware.host.expert_memory", "node " + std::to_string(s.expert_memory.node) + " does not exist: " +
                                                           s.host.name + " has " + std::to_string(nodes) + " NUMA node(s)");
   for (auto& card : s.cards)
     if (card.link.numa_node >= nodes)
-      config::fail(hw.any("link"), "hardware.link.numa_node",
+      config::fail(at(hw.any("link"), "numa_node"), "hardware.link.numa_node",
                    "node " + std::to_string(card.link.numa_node) + " does not exist: " + s.host.name + " has " +
                        std::to_string(nodes) + " NUMA node(s)");
   set_expert_paths(s);
