@@ -80,6 +80,21 @@ TEST_CASE("validate: the community llama.cpp dataset runs and reports every case
   }
 }
 
+// configs/validation/out-of-sample.yaml: llama-bench rows gathered after the preset was
+// calibrated. As for community, whether they pass is the result reported (docs/validation.md);
+// this checks that every case is simulated and is a prediction.
+TEST_CASE("validate: the out-of-sample dataset runs and predicts every case", "[validate][community]") {
+  auto r = run_vramsim("validate out-of-sample --json --jobs 2");
+  INFO(r.out << r.err);
+  REQUIRE((r.status == 0 || r.status == 1));
+  CHECK_THAT(r.out, Catch::Contains("\"dataset\": \"out-of-sample\"") && Catch::Contains("\"cases\": 17"));
+  CHECK_THAT(r.out, !Catch::Contains("\"predicted\": null") && !Catch::Contains("\"role\": \"calibration"));
+  std::size_t predictions = 0;
+  for (auto at = r.out.find("\"role\": \"prediction\""); at != std::string::npos; at = r.out.find("\"role\": \"prediction\"", at + 1))
+    ++predictions;
+  CHECK(predictions == 17);
+}
+
 TEST_CASE("validate: an unknown dataset names the ones there are", "[validate][errors]") {
   auto r = run_vramsim("validate bogus");
   CHECK(r.status == 2);
