@@ -135,9 +135,20 @@ void write_suggestion(json::Writer& j, const workloads::Suggestion& s) {
 // Offloaded, the formula streams the host's share of every active byte from RAM, where
 // llama.cpp keeps whole layers' experts there (--n-cpu-moe) and the simulation can beat it:
 // no bound either way, so the note says what `run` and `plan` do instead.
-std::string moe_decode_note(const workloads::FitReport& rep) {
-  if (!rep.query.model.is_moe() || !rep.decode_tok_s) return {};  // no speed, nothing to qualify
+// Dense, the formula was checked on RTX 3080-4090 (760-1,008 GB/s): llama.cpp's measured
+// Llama 3 8B Q4_K_M tg512 (configs/validation/community.yaml, XiongjieDai) is 0.81-0.99 of it.
+// It has no fixed cost per layer, which weighs more the faster the card: past that range the
+// note says the figure is bandwidth alone.
+constexpr double kDenseCheckedBandwidth = 1008e9;  // bytes/s, the RTX 4090's
+
+std::string decode_note(const workloads::FitReport& rep) {
+  if (!rep.decode_tok_s) return {};  // no speed, nothing to qualify
   const std::string run = "`vramsim run --model " + rep.query.model.name + " --gpu ...`";
+  if (!rep.query.model.is_moe())
+    return rep.query.gpu.memory_bandwidth > kDenseCheckedBandwidth && rep.resident_fraction >= 1.0
+               ? "bandwidth alone: checked on RTX 3080-4090 (llama.cpp measured 0.81-0.99 of it), and with no fixed cost "
+                 "per layer, which weighs more on a faster card; " + run + " simulates those costs"
+               : std::string();
   if (rep.resident_fraction < 1.0)
     return "MoE offloaded: the formula reads its share of every active byte from RAM, not as llama.cpp's placements do "
            "(--n-cpu-moe keeps whole layers' experts in RAM); `vramsim plan` and " + run + " simulate them";
@@ -178,7 +189,7 @@ std::string to_json(const workloads::FitReport& rep, std::optional<bool> engine_
       .field("decode_tok_s", rep.decode_tok_s)
       .field("resident_fraction", rep.resident_fraction);
   j.key("decode_note");
-  if (const std::string note = moe_decode_note(rep); !note.empty())
+  if (const std::string note = decode_note(rep); !note.empty())
     j.value(note);
   else
     j.null();
@@ -264,7 +275,7 @@ std::string to_table(const workloads::FitReport& rep) {
     o << "does not run: " << fixed(100 * rep.resident_fraction, 1)
       << "% would be resident; pass --host to estimate offload to system RAM\n";
   }
-  if (const std::string note = moe_decode_note(rep); !note.empty()) o << "  note         " << note << "\n";
+  if (const std::string note = decode_note(rep); !note.empty()) o << "  note         " << note << "\n";
   // The reference's split efficiency (0.6) is its rule of thumb; measured layer splits run faster.
   if (q.gpus > 1 && rep.fits && !q.model.is_moe())
     o << "  note         split over " << q.gpus << " cards: the rule of thumb's " << fixed(rep.decode_efficiency, 2)

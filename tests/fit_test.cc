@@ -312,6 +312,22 @@ TEST_CASE("fit flags an MoE model's decode as an upper bound, with the measured 
   auto dense = test::run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json");
   REQUIRE(dense.status == 0);
   CHECK(json::parse(dense.out)->find("decode_note")->is_null());
+  // Past the cards the dense formula was checked on, the figure is bandwidth alone.
+  CHECK_THAT(test::run_vramsim("fit --model llama-3.1-8b --gpu h200 --quant Q4_K_M").out,
+             Catch::Contains("note         bandwidth alone: checked on RTX 3080-4090") &&
+                 Catch::Contains("`vramsim run --model llama-3.1-8b --gpu ...` simulates those costs"));
+  // An MoE model that fits its cards is all resident, exactly (a per-card sum had rounded to
+  // 1 - 1 ulp and printed the offload note, with no host given).
+  for (const std::string split : {"--model gpt-oss-20b --gpu rtx-4090 --gpus 5 --quant Q4_K_M",
+                                  "--model deepseek-v3 --gpu h200 --gpus 8 --quant Q4_K_M"}) {
+    auto r = test::run_vramsim("fit " + split + " --json");
+    INFO(split << "\n" << r.err);
+    REQUIRE(r.status == 0);
+    auto rep = json::parse(r.out);
+    REQUIRE(rep.ok());
+    CHECK(rep->find("resident_fraction")->number() == 1.0);
+    CHECK_THAT(rep->find("decode_note")->text(), Catch::Contains("upper bound"));
+  }
   // Offloaded, the formula is no bound on llama.cpp's placements: the note says so instead.
   auto offloaded = test::run_vramsim("fit --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M --host ddr5-dual-channel");
   INFO(offloaded.err);

@@ -94,6 +94,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     rep.resident_fraction = std::min(1.0, resident / rep.footprint.total);
   }
   if (rep.fits) {
+    rep.resident_fraction = 1.0;  // exactly: the per-card sum above can round to 1 - 1 ulp
     rep.decode_tok_s = rep.gpu_decode_tok_s;
     return rep;
   }
