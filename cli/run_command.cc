@@ -405,7 +405,9 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     o << "  cache " << plan.slots << " slots of " << fixed(plan.slot_bytes / units::kMiB, 3) << " MiB ("
     << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "
     << sim::to_string(s.engine.policy) << "), pre-filled in " << fixed(r.prefill_fill_s, 2) << " s; pcie_frac "
-    << fixed(r.pcie_frac, 2) << "\n\n";
+    << fixed(r.pcie_frac, 2)
+    << (s.engine.physics.host_expert_workers == 0 && !s.engine.misses_on_cpu ? " (no host workers: every miss is read over PCIe)" : "")
+    << "\n\n";
   o << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
     << (r.rejected() ? " (" + std::to_string(r.rejected_context) + " prompt over the context window, " +
                            (r.rejected_output ? std::to_string(r.rejected_output) + " prompt + output over it, " : std::string()) +

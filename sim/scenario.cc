@@ -721,6 +721,13 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
   }
   r.finish();
+  // Each host worker group computes one expert at a time on its own cores.
+  if (const int workers = s.engine.physics.host_expert_workers; s.model.moe && s.host.cores > 0 && workers > s.host.cores) {
+    const Node* given = engine && engine->is_map() ? engine->find("host_expert_workers") : nullptr;
+    config::fail(given ? *given : r.any("hardware"), "engine.host_expert_workers",
+                 std::to_string(workers) + " worker groups need at least a core each: " + s.host.name + " has " +
+                     std::to_string(s.host.cores) + " cores");
+  }
   if (s.model.moe && s.engine.physics.cpu_expert_bytes_per_flop > 0 && !s.host.fp32_flops)
     config::fail(r.any("hardware"), "hardware.host",
                  "cpu.fp32_throughput is missing in " + s.host.name +

@@ -92,6 +92,7 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"engine.matvec_max_rows_experts=-2", "engine.matvec_max_rows_experts: must be between 0 and 1048576, got \"-2\""},
       {"engine.matvec_compute_efficiency=2", "engine.matvec_compute_efficiency: an efficiency is at most 1"},
       {"hardware.gpu.power.tdp=5W", "idle power (30 W) must be below the TDP (5 W, set at --set hardware.gpu.power.tdp=5W)"},
+      {"engine.host_expert_workers=64", "--set engine.host_expert_workers=64: error: engine.host_expert_workers: 64 worker groups need at least a core each: xeon-gold-5218-x2 has 32 cores"},
       {"hardware.link.numa_node=9", "--set hardware.link.numa_node=9: error: hardware.link.numa_node: node 9 does not exist"},
       {"engine.cpu_expert_bytes_per_flop=2", "engine.cpu_expert_bytes_per_flop: at most 0.5 (one 8-bit weight per multiply-add"},
       {"hardware.host.cpu.fp32_throughput=", "cpu.fp32_throughput is missing in xeon-gold-5218-x2: the engine's host expert kernels are compute-bound"},
@@ -111,6 +112,13 @@ TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run
   CHECK(p50(gen5.out) > p50(base.out));
   CHECK(p50(big.out) > 1.3 * p50(base.out));  // 16 GB more for the cache
   CHECK(gen5.err.find("warning") == std::string::npos);
+}
+
+// With no host workers the engine's pcie_frac no longer splits anything: the summary says so.
+TEST_CASE("no host workers: the summary says every miss is read over PCIe", "[run]") {
+  const std::string none = vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2 --set engine.host_expert_workers=0");
+  CHECK_THAT(none, Catch::Contains("pcie_frac 0.38 (no host workers: every miss is read over PCIe)"));
+  CHECK_THAT(vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2"), !Catch::Contains("no host workers"));
 }
 
 // The scenario's measured rate is the Gen3 slot's: a new preset alone keeps it, and the run says so.
