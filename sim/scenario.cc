@@ -466,6 +466,18 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     };
     s.expert_format = format("experts");
     s.other_format = format("other");
+    // vLLM (a paged KV pool) serves a checkpoint's own dtype, or online FP8 (--quantization
+    // fp8). A GGUF format goes through its experimental GGUF loader, whose kernels nothing here
+    // measured: its flags would be the 16-bit model's, at a speed no flag gives.
+    if (e.has("kv_pool"))
+      for (const char* key : {"experts", "other"}) {
+        const std::string name = workloads::upper(key == std::string("experts") ? s.expert_format.name : s.other_format.name);
+        if (name != "BF16" && name != "F16" && name != "FP8" && name != workloads::upper(model.native_format))
+          w->fail_at(key, "vLLM is modelled serving the checkpoint's own dtype (" + model.native_format +
+                              ") or FP8 (--quantization fp8), not " + name +
+                              ": a GGUF file runs through vLLM's experimental GGUF loader, which is not modelled "
+                              "(--engine llama.cpp runs GGUF formats)");
+      }
     w->finish();
   } else {
     s.expert_format = s.other_format = *formats.weight(model.native_format);

@@ -276,6 +276,19 @@ TEST_CASE("vllm: run --model --gpu --engine vllm prints its pool and flags", "[b
   CHECK_THAT(r.out, Catch::Contains("batching        mean"));
 }
 
+// vLLM is modelled on a checkpoint's dtype or FP8; a GGUF format would have printed the 16-bit
+// model's flags at a 4-bit speed.
+TEST_CASE("vllm: a GGUF weights format is refused with the engine that runs it", "[engines][vllm][errors]") {
+  for (const std::string cmd : {"run --model llama-3.1-8b --gpu rtx-4090 --engine vllm --quant Q4_K_M",
+                                "plan --model llama-3.1-8b --gpu rtx-4090 --host ddr5-dual-channel --engine vllm --quant Q4_K_M"}) {
+    auto r = run_vramsim(cmd);
+    INFO(cmd);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains("vLLM is modelled serving the checkpoint's own dtype (BF16) or FP8") &&
+                          Catch::Contains("not Q4_K_M") && Catch::Contains("--engine llama.cpp runs GGUF formats"));
+  }
+}
+
 // FP8 weights under vLLM run W8A8 GEMMs on FP8 tensor cores (Ada, Hopper): a compute-bound
 // prefill goes at the FP8 rate, twice the fp16 one; an A100 has no FP8 tensor cores and
 // multiplies in fp16. Decode streams the weights: half the bytes on either card.
