@@ -733,6 +733,12 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
   }
   r.finish();
+  // llama.cpp's row split (--split-mode row) is simulated as a tensor-parallel engine's all-reduces;
+  // no measurement of llama.cpp's own backs it, and users measure it slower than a layer split.
+  if (s.cards.size() > 1 && s.engine.split == Split::Tensor && !s.engine.kv_pool && !s.engine.expert_cache)
+    s.warnings.push_back("llama.cpp's row split (--split-mode row) is not calibrated: it is simulated with a tensor-parallel "
+                         "engine's all-reduces, and users measure it slower than a layer split on GeForce cards without "
+                         "peer-to-peer (ggml-org/llama.cpp issue 5619: 27 against 40 tok/s); docs/multi-card.md");
   // Each host worker group computes one expert at a time on its own cores.
   if (const int workers = s.engine.physics.host_expert_workers; s.model.moe && s.host.cores > 0 && workers > s.host.cores) {
     const Node* given = engine && engine->is_map() ? engine->find("host_expert_workers") : nullptr;

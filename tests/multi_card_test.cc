@@ -137,6 +137,11 @@ TEST_CASE("tensor parallel beats pipeline over x16 and loses ground over x4", "[
   // the useful share (streaming weights and KV) leaves the collectives out.
   CHECK(json_number(t16, "util", "cards") > 0.99);
   CHECK(json_number(t16, "useful_fraction", "gpu") < 0.95);
+  // No measurement of llama.cpp's row split backs the gain: the run says so.
+  auto row = run_vramsim("run " + kLlama + " --set engine.split=tensor --set workload.requests=2");
+  REQUIRE(row.status == 0);
+  CHECK_THAT(row.err, Catch::Contains("warning: llama.cpp's row split (--split-mode row) is not calibrated"));
+  CHECK_THAT(run_vramsim("run " + kLlama + " --set workload.requests=2").err, !Catch::Contains("row split"));
 }
 
 TEST_CASE("a 3-way tensor split of a 64-head model is refused, naming the heads", "[multi][errors]") {
