@@ -503,6 +503,11 @@ int plan_command(const std::vector<std::string>& argv) {
               << fixed(1e3 * ok[i].ttft, 0)
               << " ms" << (clients > 1 ? ", " + fixed(ok[i].throughput, 0) + " tok/s over " + std::to_string(clients) + " clients" : std::string())
               << "  (" << ok[i].placement.description << "; " << ok[i].context_note << ")\n";
+  // An engine preset with no fixed cost per step or layer (hybrid-cpu-experts: none measured)
+  // ranks short steps by their bytes alone (as `run` notes).
+  if (const auto& ph = named.engine.physics; ph.step_overhead == 0 && ph.layer_launch == 0 && ph.moe_layer_sync == 0)
+    std::cout << "\n  " << named.engine.preset << " has no fixed cost per step or layer (none measured): the fast "
+              << "candidates' speeds are their bytes alone, upper bounds.\n";
   if (experts && whole && whole->decode > 0)
     std::cout << "\n  Keeping every layer on the GPU and the experts of " << experts->placement.cpu_moe_layers
               << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)

@@ -241,3 +241,16 @@ TEST_CASE("hybrid-cpu-experts: the printed flags keep a hot set sized to the car
              Catch::Contains("--set engine.expert_cache.size=auto"));
   CHECK_THAT(vramsim::test::run_ok(base), Catch::Contains("--set engine.expert_cache.size=0 "));  // the preset's none
 }
+
+// The preset has no fixed cost per step or layer (none measured): a short step is its bytes
+// alone. run and plan say its speed is an upper bound; a CPU-bound step (over 5 ms) needs no note.
+TEST_CASE("hybrid-cpu-experts: a short step with no fixed costs is flagged as an upper bound", "[engines][hybrid]") {
+  const std::string hot = run_ok("run --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                                 "--quant Q2_0 --set engine.expert_cache.size=23000 --set workload.requests=1");
+  CHECK_THAT(hot, Catch::Contains("fixed costs     none in this engine preset (none measured)") &&
+                      Catch::Contains("upper bound"));
+  CHECK_THAT(run_ok("run " + kQwen + " --set workload.requests=1"), !Catch::Contains("fixed costs"));
+  const std::string plan = run_ok("plan --model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
+                                  "--quant Q2_0 -j 2");
+  CHECK_THAT(plan, Catch::Contains("hybrid-cpu-experts has no fixed cost per step or layer (none measured)"));
+}
