@@ -739,12 +739,18 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.warnings.push_back("llama.cpp's row split (--split-mode row) is not calibrated: it is simulated with a tensor-parallel "
                          "engine's all-reduces, and users measure it slower than a layer split on GeForce cards without "
                          "peer-to-peer (ggml-org/llama.cpp issue 5619: 27 against 40 tok/s); docs/multi-card.md");
-  // Each host worker group computes one expert at a time on its own cores.
+  // Each host worker group computes one expert at a time on its own cores. Set by the scenario,
+  // more groups than cores is an error; the preset's count (its own machine's) becomes one group
+  // per core on a smaller host, and the run says so.
   if (const int workers = s.engine.physics.host_expert_workers; s.model.moe && s.host.cores > 0 && workers > s.host.cores) {
-    const Node* given = engine && engine->is_map() ? engine->find("host_expert_workers") : nullptr;
-    config::fail(given ? *given : r.any("hardware"), "engine.host_expert_workers",
-                 std::to_string(workers) + " worker groups need at least a core each: " + s.host.name + " has " +
-                     std::to_string(s.host.cores) + " cores");
+    if (const Node* given = engine && engine->is_map() ? engine->find("host_expert_workers") : nullptr)
+      config::fail(*given, "engine.host_expert_workers",
+                   std::to_string(workers) + " worker groups need at least a core each: " + s.host.name + " has " +
+                       std::to_string(s.host.cores) + " cores");
+    s.engine.physics.host_expert_workers = s.host.cores;
+    s.warnings.push_back("the engine preset's " + std::to_string(workers) + " host worker groups exceed " + s.host.name + "'s " +
+                         std::to_string(s.host.cores) + " cores: one group per core (" + std::to_string(s.host.cores) +
+                         "); set engine.host_expert_workers to choose");
   }
   if (s.model.moe && s.engine.physics.cpu_expert_bytes_per_flop > 0 && !s.host.fp32_flops)
     config::fail(r.any("hardware"), "hardware.host",

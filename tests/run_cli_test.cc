@@ -121,6 +121,17 @@ TEST_CASE("no host workers: the summary says every miss is read over PCIe", "[ru
   CHECK_THAT(vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2"), !Catch::Contains("no host workers"));
 }
 
+// The preset's 10 worker groups are its 32-core machine's: a smaller host gets one per core,
+// with a warning; a count the scenario sets beyond the cores is refused (above).
+TEST_CASE("the preset's host worker groups shrink to the host's cores, with a warning", "[run]") {
+  auto small = run_vramsim("run " + scenario("shared") + " --set workload.requests=2 --set hardware.host.preset=ddr5-dual-channel");
+  REQUIRE(small.status == 0);
+  CHECK_THAT(small.err, Catch::Contains("warning: the engine preset's 10 host worker groups exceed ddr5-dual-channel's 8 cores: "
+                                        "one group per core (8)"));
+  auto big = run_vramsim("run " + scenario("shared") + " --set workload.requests=2");
+  CHECK_THAT(big.err, !Catch::Contains("worker groups"));
+}
+
 // The scenario's measured rate is the Gen3 slot's: a new preset alone keeps it, and the run says so.
 TEST_CASE("a measured link rate kept for a faster preset is flagged", "[run][link]") {
   auto gen4 = run_vramsim("run " + scenario("shared") + " --set workload.requests=2 --set hardware.link.preset=pcie-gen4-x16");

@@ -182,14 +182,16 @@ TEST_CASE("a request's output stops at the full context window, or vLLM refuses 
   CHECK(json_number(llama.out, "completed", "requests") == 3);
   CHECK(json_number(llama.out, "truncated", "requests") == 3);
   CHECK(json_number(llama.out, "generated_tokens") == 3 * (600 - 512 + 1));
-  auto vllm = run_vramsim(base + " --context 600 --engine vllm");
+  // vLLM serves the checkpoint's dtype (BF16), not a GGUF format.
+  const std::string vllm_base = "run --model llama-3.1-8b --gpu rtx-4090 --json --engine vllm";
+  auto vllm = run_vramsim(vllm_base + " --context 600");
   INFO(vllm.err);
   REQUIRE(vllm.status == 1);  // every request refused: a failed run, with its summary
   CHECK(json_number(vllm.out, "completed", "requests") == 0);
   CHECK(json_number(vllm.out, "prompt_plus_output_exceeds_context", "rejected_by_reason") == 3);
   CHECK(json_number(vllm.out, "generated_tokens") == 0);
   // A window that holds them: neither truncates nor refuses.
-  auto roomy = run_vramsim(base + " --engine vllm --context 640");
+  auto roomy = run_vramsim(vllm_base + " --context 640");
   REQUIRE(roomy.status == 0);
   CHECK(json_number(roomy.out, "completed", "requests") == 3);
   CHECK(json_number(roomy.out, "truncated", "requests") == 0);
