@@ -523,6 +523,10 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   // Earlier ones take it last: -ngl N <= n_layer is the last N layers, the head on the CPU
   // (their log then says "offloaded 32/33 layers to GPU").
   // An engine with an expert cache keeps every layer on the GPU: -ngl counts layers alone there.
+  // It describes a llama.cpp build: an engine that keeps the head on the GPU has no such choice.
+  if ((s.expert_cache || e.has("kv_pool")) && e.has("ngl_output_first"))
+    e.fail_at("ngl_output_first", "a llama.cpp build's -ngl convention; this engine keeps every layer and the LM head on "
+                                  "the GPU(s)");
   s.ngl_output_first = e.boolean("ngl_output_first", true) && !s.expert_cache;
   const auto ngl = e.optional_integer("gpu_layers", 0, 100000);
   const std::int64_t ngl_value = ngl.value_or(model.layers + 1);

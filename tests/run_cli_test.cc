@@ -92,6 +92,7 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"engine.matvec_max_rows_experts=-2", "engine.matvec_max_rows_experts: must be between 0 and 1048576, got \"-2\""},
       {"engine.matvec_compute_efficiency=2", "engine.matvec_compute_efficiency: an efficiency is at most 1"},
       {"hardware.gpu.power.tdp=5W", "idle power (30 W) must be below the TDP (5 W, set at --set hardware.gpu.power.tdp=5W)"},
+      {"engine.ngl_output_first=false", "engine.ngl_output_first: a llama.cpp build's -ngl convention; this engine keeps every layer"},
       {"engine.host_expert_workers=64", "--set engine.host_expert_workers=64: error: engine.host_expert_workers: 64 worker groups need at least a core each: xeon-gold-5218-x2 has 32 cores"},
       {"hardware.link.numa_node=9", "--set hardware.link.numa_node=9: error: hardware.link.numa_node: node 9 does not exist"},
       {"engine.cpu_expert_bytes_per_flop=2", "engine.cpu_expert_bytes_per_flop: at most 0.5 (one 8-bit weight per multiply-add"},
