@@ -39,4 +39,16 @@ double per_socket_expert_bandwidth(const hw::HostSpec& host, const ExpertMemory&
   return total * scale;
 }
 
+double host_expert_memory_rate(const Scenario& s) {
+  const double bandwidth =
+      s.engine.numa_worker_groups ? per_socket_expert_bandwidth(s.host, s.expert_memory) : s.host.memory_bandwidth;
+  return bandwidth * s.engine.physics.cpu_expert_share;
+}
+
+double host_expert_rate(const Scenario& s) {
+  const double memory = host_expert_memory_rate(s);
+  const double per_flop = s.engine.physics.cpu_expert_bytes_per_flop;
+  return per_flop > 0 && s.host.fp32_flops ? std::min(memory, *s.host.fp32_flops * per_flop) : memory;
+}
+
 }  // namespace vramsim::sim

@@ -25,4 +25,12 @@ namespace vramsim::sim {
 // the engine's kernel efficiency cpu_expert_share).
 double per_socket_expert_bandwidth(const hw::HostSpec& host, const ExpertMemory& placement);
 
+// The host's expert throughput, all worker groups together, bytes of expert weights per second:
+// cpu_expert_share x the memory bandwidth its groups read from (the host's whole bandwidth, or
+// per_socket_expert_bandwidth with host_expert_numa: per-socket), capped by the kernels'
+// arithmetic, the host's fp32 peak x cpu_expert_bytes_per_flop, when the engine sets it.
+double host_expert_rate(const Scenario& s);
+// The memory-bound part alone (the first term above).
+double host_expert_memory_rate(const Scenario& s);
+
 }  // namespace vramsim::sim

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/config_reader.h"
+#include "sim/host_experts.h"
 #include "sim/vram_plan.h"
 #include "workloads/layer_split.h"
 
@@ -756,10 +757,24 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                          std::to_string(s.host.cores) + " cores: one group per core (" + std::to_string(s.host.cores) +
                          "); set engine.host_expert_workers to choose");
   }
-  if (s.model.moe && s.engine.physics.cpu_expert_bytes_per_flop > 0 && !s.host.fp32_flops)
+  // The host computes missed experts (the lru/lfu policies copy every miss in; no worker, no
+  // host work): its rate may follow its arithmetic, which needs the host's fp32 peak.
+  const auto& ph = s.engine.physics;
+  const bool host_computes = s.model.moe && ph.host_expert_workers > 0 &&
+                             (!s.engine.expert_cache || (s.engine.policy != CachePolicy::Lru && s.engine.policy != CachePolicy::Lfu));
+  if (host_computes && ph.cpu_expert_bytes_per_flop > 0 && !s.host.fp32_flops)
     config::fail(r.any("hardware"), "hardware.host",
                  "cpu.fp32_throughput is missing in " + s.host.name +
-                     ": the engine's host expert kernels are compute-bound (engine.cpu_expert_bytes_per_flop)");
+                     ": the engine's host expert kernels are compute-bound (engine.cpu_expert_bytes_per_flop); give it "
+                     "(--set hardware.host.cpu.fp32_throughput=...), or clear engine.cpu_expert_bytes_per_flop and set "
+                     "engine.cpu_expert_share to the kernels' share of the memory bandwidth (0.201 on the case study's host)");
+  // A share the scenario sets that the arithmetic cap overrides would change nothing: say so.
+  if (const Node* share = engine && engine->is_map() ? engine->find("cpu_expert_share") : nullptr;
+      share && host_computes && host_expert_rate(s) < host_expert_memory_rate(s))
+    s.warnings.push_back("engine.cpu_expert_share (" + share->text() + ") does not bind: the host's expert kernels are "
+                         "compute-bound at " + units::format_bandwidth(host_expert_rate(s)) +
+                         " (cpu.fp32_throughput x engine.cpu_expert_bytes_per_flop); clear cpu_expert_bytes_per_flop "
+                         "for the share to set the rate");
 
   // Physically impossible combinations: what the placement keeps in host RAM must fit it
   // (sim::host_ram: the CPU layers' weights and KV, the experts kept in RAM).

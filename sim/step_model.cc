@@ -90,12 +90,7 @@ void StepModel::init(const VramPlan& plan) {
   const auto& cal = card_.gpu.spec.calibration;
   zero_copy_ = cal && cal->zero_copy_efficiency ? *cal->zero_copy_efficiency : ph.zero_copy_efficiency;
   pcie_frac_ = s.engine.misses_on_cpu ? 0.0 : link_bw_ / (link_bw_ + ph.pcie_split_reference);
-  // The host's expert throughput: a share of the memory bandwidth its workers read from, capped
-  // by the kernels' arithmetic (the host's fp32 peak x bytes per FLOP) when the engine says so.
-  cpu_bw_ = (s.engine.numa_worker_groups ? per_socket_expert_bandwidth(s.host, s.expert_memory) : s.host.memory_bandwidth) *
-            ph.cpu_expert_share;
-  if (ph.cpu_expert_bytes_per_flop > 0 && s.host.fp32_flops)
-    cpu_bw_ = std::min(cpu_bw_, *s.host.fp32_flops * ph.cpu_expert_bytes_per_flop);
+  cpu_bw_ = host_expert_rate(s);
   host_slots_ = static_cast<int>(std::lround(ph.host_expert_workers * (1.0 - pcie_frac_)));
   // Without an expert cache, or with every miss on the CPU (hybrid-cpu-experts), there is no
   // PCIe read path: the host computes every missing expert.

@@ -122,6 +122,29 @@ TEST_CASE("no host workers: the summary says every miss is read over PCIe", "[ru
   CHECK_THAT(vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2"), !Catch::Contains("no host workers"));
 }
 
+// The host's fp32 peak is needed only where the host computes experts, and a share the
+// arithmetic cap overrides is flagged rather than silently ignored.
+TEST_CASE("the expert-cache host rate: fp32 needed only for host work, and a share that does not bind is flagged", "[run]") {
+  const std::string base = "run " + scenario("shared") + " --set workload.requests=2 --set hardware.host.cpu.fp32_throughput= ";
+  for (const char* no_host_work : {"--set engine.host_expert_workers=0", "--set engine.expert_cache.policy=lru"}) {
+    auto r = run_vramsim(base + no_host_work);
+    INFO(no_host_work << "\n" << r.err);
+    CHECK(r.status == 0);
+  }
+  auto share = run_vramsim("run " + scenario("shared") + " --set workload.requests=2 --set engine.cpu_expert_share=0.3");
+  REQUIRE(share.status == 0);
+  CHECK_THAT(share.err, Catch::Contains("warning: engine.cpu_expert_share (0.3) does not bind: the host's expert kernels are "
+                                        "compute-bound at 51.4 GB/s"));
+  // Cleared, the share sets the rate: 0.201 of 255.9 GB/s is the calibrated 51.4 GB/s again.
+  auto memory = run_vramsim("run " + scenario("shared") + " --set workload.requests=2 --set engine.cpu_expert_bytes_per_flop= "
+                            "--set engine.cpu_expert_share=0.201 --json");
+  auto compute = run_vramsim("run " + scenario("shared") + " --set workload.requests=2 --json");
+  REQUIRE(memory.status == 0);
+  CHECK_THAT(memory.err, !Catch::Contains("does not bind"));
+  CHECK(vramsim::test::json_number(memory.out, "p50", "decode_tok_s") ==
+        Approx(vramsim::test::json_number(compute.out, "p50", "decode_tok_s")).epsilon(0.001));
+}
+
 // The preset's 10 worker groups are its 32-core machine's: a smaller host gets one per core,
 // with a warning; a count the scenario sets beyond the cores is refused (above).
 TEST_CASE("the preset's host worker groups shrink to the host's cores, with a warning", "[run]") {
