@@ -467,18 +467,26 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     };
     s.expert_format = format("experts");
     s.other_format = format("other");
-    // vLLM (a paged KV pool) serves a checkpoint's own dtype, or online FP8 (--quantization
-    // fp8). A GGUF format goes through its experimental GGUF loader, whose kernels nothing here
-    // measured: its flags would be the 16-bit model's, at a speed no flag gives.
-    if (e.has("kv_pool"))
-      for (const char* key : {"experts", "other"}) {
-        const std::string name = workloads::upper(key == std::string("experts") ? s.expert_format.name : s.other_format.name);
-        if (name != "BF16" && name != "F16" && name != "FP8" && name != workloads::upper(model.native_format))
-          w->fail_at(key, "vLLM is modelled serving the checkpoint's own dtype (" + model.native_format +
-                              ") or FP8 (--quantization fp8), not " + name +
-                              ": a GGUF file runs through vLLM's experimental GGUF loader, which is not modelled "
-                              "(--engine llama.cpp runs GGUF formats)");
+    // vLLM (a paged KV pool) serves a checkpoint as it is, or a 16-bit one quantized online to
+    // FP8 (--quantization fp8), every weight alike: the flags printed say no more. A GGUF format
+    // goes through its experimental GGUF loader, whose kernels nothing here measured.
+    if (e.has("kv_pool")) {
+      const std::string native = workloads::upper(model.native_format);
+      const std::string experts = workloads::upper(s.expert_format.name), other = workloads::upper(s.other_format.name);
+      const bool sixteen_bit = native == "BF16" || native == "F16";
+      const bool served = experts == other && (experts == native || (sixteen_bit && experts == "FP8"));
+      if (!served) {
+        const char* key = experts != native && !(sixteen_bit && experts == "FP8") ? "experts" : "other";
+        const std::string name = std::string(key) == "experts" ? experts : other;
+        const bool gguf = name.starts_with("Q") || name.starts_with("IQ");
+        w->fail_at(key, "vLLM is modelled serving the checkpoint as it is (" + model.native_format + ")" +
+                            (sixteen_bit ? " or quantized online to FP8 (--quantization fp8)" : std::string()) +
+                            ", every weight alike; not " + (experts == other ? name : "experts " + experts + " with other weights " + other) +
+                            (gguf ? ": a GGUF file runs through vLLM's experimental GGUF loader, which is not modelled "
+                                    "(--engine llama.cpp runs GGUF formats)"
+                                  : std::string()));
       }
+    }
     w->finish();
   } else {
     s.expert_format = s.other_format = *formats.weight(model.native_format);

@@ -284,9 +284,22 @@ TEST_CASE("vllm: a GGUF weights format is refused with the engine that runs it",
     auto r = run_vramsim(cmd);
     INFO(cmd);
     CHECK(r.status == 2);
-    CHECK_THAT(r.err, Catch::Contains("vLLM is modelled serving the checkpoint's own dtype (BF16) or FP8") &&
+    CHECK_THAT(r.err, Catch::Contains("vLLM is modelled serving the checkpoint as it is (BF16) or quantized online to FP8") &&
                           Catch::Contains("not Q4_K_M") && Catch::Contains("--engine llama.cpp runs GGUF formats"));
   }
+  // Every weight alike, and FP8 only from a 16-bit checkpoint: what the printed flags can say.
+  const std::pair<const char*, const char*> refused[] = {
+      {"--model gpt-oss-20b --quant FP8", "checkpoint as it is (MXFP4), every weight alike; not FP8"},
+      {"--model qwen3-30b-a3b --set engine.weights.experts=FP8", "not experts FP8 with other weights BF16"},
+      {"--model llama-3.1-8b --quant F32", "every weight alike; not F32"},
+  };
+  for (const auto& [args, message] : refused) {
+    auto r = run_vramsim(std::string("run --gpu h100-sxm --engine vllm ") + args);
+    INFO(args);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains(message));
+  }
+  CHECK(run_vramsim("run --model gpt-oss-20b --gpu h100-sxm --engine vllm").status == 0);  // MXFP4 as it is
 }
 
 // FP8 weights under vLLM run W8A8 GEMMs on FP8 tensor cores (Ada, Hopper): a compute-bound
