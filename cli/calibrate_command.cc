@@ -211,11 +211,14 @@ int calibrate_command(const std::vector<std::string>& argv) {
     throw config::ConfigError(Error{e.what()});
   }
   if (log.records.empty() && !log.skipped.empty()) {
-    // Every request paired, none with a decode step: nothing to fit, and the log is not malformed.
-    throw config::ConfigError(Error{file + ":" + std::to_string(log.skipped.front().line) +
-                                    ":1: error: no request to fit: all " + std::to_string(log.skipped.size()) +
-                                    " paired requests generated one token or none, so none has a decode step "
-                                    "(a log of requests generating two tokens or more is needed)"});
+    // The paired requests have no decode step: nothing to fit. Unpaired lines are named too,
+    // since pairing them may be what the log needs.
+    std::string why = file + ":" + std::to_string(log.skipped.front().line) + ":1: error: no request to fit: the " +
+                      std::to_string(log.skipped.size()) + " paired requests generated one token or none, so none has a decode step";
+    if (!log.unpaired.empty())
+      why += "; " + std::to_string(log.unpaired.size()) + " lines are unpaired (first: " + log.unpaired.front().kind +
+             " at line " + std::to_string(log.unpaired.front().line) + ")";
+    throw config::ConfigError(Error{why});
   }
   if (log.records.empty()) {
     const std::size_t at = log.unpaired.empty() ? 1 : log.unpaired.front().line;
