@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
+#include <string>
 
 namespace vramsim::cli {
 
@@ -71,8 +73,14 @@ sim::Scenario load_scenario(const Args& args, const std::string& command) {
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);
   sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);
-  for (const auto& w : scenario.warnings) std::cerr << "vramsim " << command << ": warning: " << w << "\n";
+  print_warnings(command, scenario.warnings);
   return scenario;
+}
+
+void print_warnings(const std::string& command, const std::vector<std::string>& warnings) {
+  static std::set<std::string> printed;
+  for (const auto& w : warnings)
+    if (printed.insert(w).second) std::cerr << "vramsim " << command << ": warning: " << w << "\n";
 }
 
 }  // namespace vramsim::cli

@@ -33,6 +33,10 @@ void apply_seed(config::Node& root, const Args& args);
 // "vramsim COMMAND: warning: ...". Throws ConfigError / UsageError.
 sim::Scenario load_scenario(const Args& args, const std::string& command);
 
+// Prints a scenario's warnings on stderr as "vramsim COMMAND: warning: ...", each text once per
+// process (plan decodes its scenario several times).
+void print_warnings(const std::string& command, const std::vector<std::string>& warnings);
+
 // Every model in the catalogue, decoded (used for "a smaller model that fits").
 std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue);
 

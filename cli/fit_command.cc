@@ -322,7 +322,7 @@ std::optional<bool> fits_by_engine_accounting(const Args& args, const workloads:
   spec.with_value = {"--model", "--gpu", "--gpus", "--quant", "--context", "--configs"};
   spec.repeated = {"--set"};
   try {
-    sim::Scenario s = named_scenario(Args(argv, spec));
+    sim::Scenario s = named_scenario(Args(argv, spec), "fit");
     s.engine.gpu_layers = s.model.layers + 1;  // every layer and the LM head
     s.engine.cpu_moe_layers = 0;
     return fits(s);

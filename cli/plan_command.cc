@@ -241,12 +241,12 @@ int plan_command(const std::vector<std::string>& argv) {
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   sim::Scenario named;
   try {
-    named = named_scenario(args);
+    named = named_scenario(args, "plan");
   } catch (const config::ConfigError&) {
     if (args.get("--quant")) throw;
     std::vector<std::string> with_quant = argv;
     with_quant.insert(with_quant.end(), {"--quant", "Q4_K_M"});
-    named = named_scenario(Args(with_quant, spec));
+    named = named_scenario(Args(with_quant, spec), "plan");
   }
   const bool paged = named.engine.kv_pool.has_value();
   const bool llama = !paged && !named.engine.expert_cache;  // llama.cpp-style placement
@@ -299,7 +299,7 @@ int plan_command(const std::vector<std::string>& argv) {
       s2.repeated = {"--set"};
       sim::Scenario base;
       try {
-        base = named_scenario(Args(a, s2));
+        base = named_scenario(Args(a, s2), "plan");
       } catch (const config::ConfigError& e) {  // e.g. this format's experts do not fit the host's RAM
         add_skipped(skipped, quant, kv, e.what());
         continue;

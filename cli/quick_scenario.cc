@@ -179,7 +179,7 @@ std::optional<std::vector<int>> fitting_split(sim::Scenario s) {
   return split;
 }
 
-sim::Scenario named_scenario(const Args& args) {
+sim::Scenario named_scenario(const Args& args, const std::string& command) {
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
   const std::string model = args.require("--model");
@@ -226,7 +226,7 @@ sim::Scenario named_scenario(const Args& args) {
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);
   sim::Scenario s = sim::decode_scenario(*tree, catalogue, formats);
-  for (const auto& w : s.warnings) std::cerr << "vramsim run: warning: " << w << "\n";
+  print_warnings(command, s.warnings);
   return s;
 }
 

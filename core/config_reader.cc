@@ -46,9 +46,10 @@ std::optional<std::int64_t> parse_whole(const std::string& text) {
   if (begin != end && *begin == '+' && ++begin != end && *begin == '-') return std::nullopt;  // "+-5"
   std::int64_t whole = 0;
   if (auto [ptr, ec] = std::from_chars(begin, end, whole); ec == std::errc{} && ptr == end) return whole;
-  // "1e3", "8.0": a number whose value is whole and held exactly (|v| <= 2^53).
+  // "1e3", "8.0": a number whose value is whole and held exactly: under 2^53 (a decimal that
+  // rounds to 2^53 may have been 2^53 + 1).
   const auto value = parse_number(text);
-  if (!value || std::floor(*value) != *value || std::fabs(*value) > 9007199254740992.0) return std::nullopt;
+  if (!value || std::floor(*value) != *value || std::fabs(*value) >= 9007199254740992.0) return std::nullopt;
   return static_cast<std::int64_t>(*value);
 }
 

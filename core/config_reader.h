@@ -38,7 +38,7 @@ class ConfigError : public std::runtime_error {
 // finite; else nullopt (no unit, no hexadecimal, no ".inf").
 std::optional<double> parse_number(const std::string& text);
 // A whole number: decimal digits ("42", "-3", "+7", exact over the whole int64 range), or a
-// number as parse_number reads it whose value is whole and at most 2^53 ("1e3", "8.0").
+// number as parse_number reads it whose value is whole and under 2^53 ("1e3", "8.0").
 std::optional<std::int64_t> parse_whole(const std::string& text);
 
 // Lower bound of an accepted numeric range.

@@ -248,9 +248,11 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
   if (s.expert_memory.node >= nodes)
     config::fail(at(host, "expert_memory"), "hardware.host.expert_memory", "node " + std::to_string(s.expert_memory.node) + " does not exist: " +
                                                           s.host.name + " has " + std::to_string(nodes) + " NUMA node(s)");
-  for (auto& card : s.cards)
-    if (card.link.numa_node >= nodes)
-      config::fail(at(hw.any("link"), "numa_node"), "hardware.link.numa_node",
+  const Node& links = hw.any("link");  // every card's, or a list with one per card
+  for (std::size_t c = 0; c < s.cards.size(); ++c)
+    if (const auto& card = s.cards[c]; card.link.numa_node >= nodes)
+      config::fail(at(links.is_sequence() && c < links.items().size() ? links.items()[c] : links, "numa_node"),
+                   "hardware.link.numa_node",
                    "node " + std::to_string(card.link.numa_node) + " does not exist: " + s.host.name + " has " +
                        std::to_string(nodes) + " NUMA node(s)");
   set_expert_paths(s);

@@ -88,6 +88,8 @@ TEST_CASE("whole numbers are exact past 9e15 and a sign is written once", "[conf
   CHECK_FALSE(parse_whole("+-5"));
   CHECK_FALSE(parse_number("+-5"));
   CHECK_FALSE(parse_whole("1e17"));  // whole, but past 2^53 as a float: not exact
+  CHECK_FALSE(parse_whole("9007199254740993.0"));  // rounds to 2^53 as a float
+  CHECK(parse_whole("9007199254740991.0") == std::int64_t{9007199254740991});
   CHECK_FALSE(parse_whole("12x"));
   CHECK(error_of("n: 9007199254740993\n", [](MapReader& r) { r.integer("n", 0, std::int64_t{1} << 53); }) ==
         "s.yaml:1:4: error: n: must be between 0 and 9007199254740992, got \"9007199254740993\"");

@@ -115,6 +115,13 @@ TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run
   CHECK(gen5.err.find("warning") == std::string::npos);
 }
 
+// A per-card link list: an error in the second card's link points at that card's key.
+TEST_CASE("a NUMA node error points at the card's own link entry", "[run][errors]") {
+  auto r = run_vramsim("run " + vramsim::test::data_path("scenarios/numa-node-card1.yaml"));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("numa-node-card1.yaml:8:42: error: hardware.link.numa_node: node 5 does not exist"));
+}
+
 // With no host workers the engine's pcie_frac no longer splits anything: the summary says so.
 TEST_CASE("no host workers: the summary says every miss is read over PCIe", "[run]") {
   const std::string none = vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2 --set engine.host_expert_workers=0");
