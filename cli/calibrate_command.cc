@@ -32,8 +32,10 @@ and prints the parameters with standard errors and residuals (docs/calibration.m
 
   --json                 print one JSON object (docs/json-schema.md)
   --records-out FILE     write the per-request records: CSV when FILE ends in .csv, else JSON lines
-  --draft-tokens N       drafts proposed per step (MTP): steps = drafted / N; without it
-                         steps = (generated - 1) - accepted when the log gives drafts,
+  --draft-tokens N       drafts proposed per step (MTP): steps = drafted / N, exact for an
+                         engine whose every step drafts N; without it
+                         steps = (generated - 1) - accepted when the log gives drafts (exact
+                         for one that drafts no more than the tokens left, as vramsim's logs),
                          else (generated - 1) / --tokens-per-step (the first token is the
                          prefill's; llama_print_timings' "N runs" are N steps)
   --tokens-per-step X    tokens per decode step for lines without draft figures, 1 to 64

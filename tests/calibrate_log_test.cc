@@ -354,3 +354,36 @@ TEST_CASE("calibrate --from-log says why a fit was not made", "[calibrate][cli]"
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("not fitted: every request in the fit has 0.00 PCIe reads per step, so the line has no slope to fit"));
 }
+
+// The simulator drafts no more than the tokens left, so on its own log the steps counted from
+// the accepted drafts are exactly the steps it simulated, request by request (docs/calibration.md);
+// drafted / N counts its short last steps as fractions of a step.
+TEST_CASE("calibrate: on the simulator's own log, steps from the accepted drafts are the simulated steps", "[calibrate][cli]") {
+  const std::string scenario = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-rtx5090-gen3-exclusive.yaml";
+  const auto dir = std::filesystem::temp_directory_path() / ("vramsim-steps-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string log = (dir / "run.log").string(), requests = (dir / "requests.jsonl").string(),
+                    records = (dir / "records.jsonl").string();
+  const auto run = run_vramsim("run " + scenario + " --set workload.requests=20 --log-format strata --log " + log +
+                               " --requests-out " + requests);
+  REQUIRE(run.status == 0);
+  const auto cal = run_vramsim("calibrate --from-log " + log + " --records-out " + records);
+  REQUIRE(cal.status == 0);
+  auto lines = [](const std::string& file) {
+    std::vector<config::Node> out;
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) out.push_back(*config::parse_yaml(line, file));
+    return out;
+  };
+  const auto simulated = lines(requests), counted = lines(records);
+  std::filesystem::remove_all(dir);
+  REQUIRE(simulated.size() == 20);
+  REQUIRE(counted.size() == 20);
+  int fractional = 0;
+  for (std::size_t i = 0; i < 20; ++i) {
+    const double steps = std::stod(simulated[i].find("steps")->text());
+    CHECK(std::stod(counted[i].find("steps")->text()) == steps);
+    fractional += std::stod(counted[i].find("drafted")->text()) / 4 != steps ? 1 : 0;
+  }
+  CHECK(fractional > 0);  // drafted / 4 would have missed some
+}
