@@ -287,6 +287,12 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
       .field("prefill_s", r.prefill_fill_s)
       .end_object();
   j.field("pcie_frac", r.pcie_frac);
+  // Only an expert cache with misses split between the host and PCIe has the count.
+  j.key("host_expert_slots");
+  if (s.model.moe && s.engine.expert_cache && !s.engine.misses_on_cpu)
+    j.value(static_cast<std::int64_t>(r.host_expert_slots));
+  else
+    j.null();
   write_cards(j, s, r);
   auto dist = [&](const char* name, const std::vector<double>& v) {
     j.key(name).begin_object().field("p50", pct(v, 0.5)).field("mean", sim::mean(v)).field("p5", pct(v, 0.05))
@@ -409,7 +415,10 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "
     << sim::to_string(s.engine.policy) << "), pre-filled in " << fixed(r.prefill_fill_s, 2) << " s; pcie_frac "
     << fixed(r.pcie_frac, 2)
-    << (s.engine.physics.host_expert_workers == 0 && !s.engine.misses_on_cpu ? " (no host workers: every miss is read over PCIe)" : "")
+    << (s.engine.misses_on_cpu ? std::string()
+        : s.engine.physics.host_expert_workers == 0
+            ? " (no host workers: every miss is read over PCIe)"
+            : ": the host computes up to " + std::to_string(r.host_expert_slots) + " missed experts a layer, PCIe reads the rest")
     << "\n\n";
   o << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
     << (r.rejected() ? " (" + std::to_string(r.rejected_context) + " prompt over the context window, " +

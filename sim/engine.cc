@@ -1019,7 +1019,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   out.host_plan = plan_host(s);
   out.popularity = build_popularity(s);
   Simulation sim(s, options, out);
-  out.pcie_frac = StepModel(s, out.plan).pcie_frac();
+  const StepModel first_card(s, out.plan);
+  out.pcie_frac = first_card.pcie_frac();
+  out.host_expert_slots = first_card.host_expert_slots();
   // Pre-filling the caches at start: every slot copied over its card's link (cards at once;
   // behind a switch they share its uplink).
   double all_caches = 0;

@@ -126,7 +126,11 @@ TEST_CASE("a NUMA node error points at the card's own link entry", "[run][errors
 TEST_CASE("no host workers: the summary says every miss is read over PCIe", "[run]") {
   const std::string none = vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2 --set engine.host_expert_workers=0");
   CHECK_THAT(none, Catch::Contains("pcie_frac 0.38 (no host workers: every miss is read over PCIe)"));
-  CHECK_THAT(vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2"), !Catch::Contains("no host workers"));
+  const std::string split = vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2");
+  CHECK_THAT(split, !Catch::Contains("no host workers") &&
+                        Catch::Contains("pcie_frac 0.38: the host computes up to 6 missed experts a layer, PCIe reads the rest"));
+  CHECK(vramsim::test::json_number(vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2 --json"),
+                                   "host_expert_slots") == 6);
 }
 
 // The host's fp32 peak is needed only where the host computes experts, and a share the
