@@ -35,6 +35,7 @@ struct Job {
   double arrival = 0;
   s4u::Mailbox* reply = nullptr;
   RequestShape shape;
+  bool queued = true;  // counted as waiting; false when an idle slot took it on arrival
 };
 
 LayerPopularity build_popularity(const Scenario& s) {
@@ -115,6 +116,8 @@ class Simulation {
       s4u::Actor::create("arrivals", host_, [this] { arrivals(); });
     for (int c = 0; c < s_.workload.clients; ++c)
       s4u::Actor::create("client" + std::to_string(c), host_, [this, c] { client(c); });
+    // Every slot (the batched loop: the engine) starts idle, ready for the first requests.
+    idle_slots_ = s_.engine.scheduling == SlotScheduling::Batched ? 1 : s_.engine.parallel;
     if (s_.engine.scheduling == SlotScheduling::Batched)
       s4u::Actor::create("batch", gpu_, [this] { batch_loop(); })->daemonize();
     else
@@ -169,8 +172,13 @@ class Simulation {
       shape.gen_tokens = room;
       ++out_.truncated;
     }
-    queue_meter_.set(now, ++waiting_);
-    queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply, shape}, 0);
+    // An idle slot takes it at once (the mailbox's hand-over is no wait); else it queues.
+    const bool queued = idle_slots_ == 0;
+    if (queued)
+      queue_meter_.set(now, ++waiting_);
+    else
+      --idle_slots_;
+    queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply, shape, queued}, 0);
     ++out_.simgrid_activities;
     delete reply->get<Job>();  // the completed job comes back
     ++out_.simgrid_activities;
@@ -346,10 +354,15 @@ class Simulation {
 
   void slot_loop() {
     while (true) {
-      std::unique_ptr<Job> job(queue_->get<Job>());
-      queue_meter_.set(s4u::Engine::get_clock(), --waiting_);
+      std::unique_ptr<Job> job(queue_->get<Job>());  // claimed already: on arrival, or below
       ++out_.simgrid_activities;
       serve(*job);
+      // The next: the oldest waiting request (no longer waiting from now), or idle until one
+      // arrives; decided before the reply's hand-over, which is no wait for anyone.
+      if (waiting_ > 0)
+        queue_meter_.set(s4u::Engine::get_clock(), --waiting_);
+      else
+        ++idle_slots_;
       job->reply->put(job.release(), 0);
       ++out_.simgrid_activities;
     }
@@ -429,8 +442,13 @@ class Simulation {
       ++out_.simgrid_activities;
       waiting.push_back(std::move(r));
     };
+    bool first_iteration = true;
     while (true) {
-      if (running.empty() && waiting.empty()) take();  // idle: wait for a request
+      if (running.empty() && waiting.empty()) {  // idle: wait for a request
+        if (!first_iteration && waiting_ == 0) ++idle_slots_;  // idle again (it starts idle)
+        take();
+      }
+      first_iteration = false;
       while (queue_->listen()) take();
       // Admissions: in arrival order while a slot, the blocks (above the watermark, after the
       // running requests' next step) and the step's prompt-token budget allow; the first that
@@ -453,7 +471,7 @@ class Simulation {
         batched_tokens += new_tokens;
         std::unique_ptr<Running> r = std::move(waiting.front());
         waiting.pop_front();
-        queue_meter_.set(s4u::Engine::get_clock(), --waiting_);
+        if (r->job->queued) queue_meter_.set(s4u::Engine::get_clock(), --waiting_);
         if (!r->runner) {
           r->runner = std::make_unique<RequestRunner>(s_, stages_, out_.popularity, r->job->id, r->job->shape.prompt_tokens,
                                                       r->job->shape.gen_tokens, s_.engine.split);
@@ -496,6 +514,7 @@ class Simulation {
           victim->runner->preempt();
           ++out_.batch.preempted;
           queue_meter_.set(s4u::Engine::get_clock(), ++waiting_);
+          victim->job->queued = true;
           waiting.push_front(std::move(victim));
         }
         for (auto& r : running) {
@@ -995,7 +1014,8 @@ class Simulation {
   s4u::Host* gpu_ = nullptr;
   s4u::Mailbox* queue_ = nullptr;
   s4u::MutexPtr engine_loop_;
-  int waiting_ = 0;  // requests sent and not yet taken by a slot
+  int waiting_ = 0;      // requests sent that wait for a slot (not those an idle slot took at once)
+  int idle_slots_ = 0;   // slots waiting for a request, not yet claimed by an arriving one
   int resident_slots_ = 0;       // overlapped slots with a kernel resident now (kernel_on/off)
   double resident_since_ = 0;    // when the first of them became resident
   QueueMeter queue_meter_;

@@ -31,13 +31,14 @@ void QueueMeter::integrate(double from, double to, double level) {
 
 void QueueMeter::set(double now_s, int length) {
   integrate(now_, now_s, length_);
+  if (now_s > now_) max_ = std::max(max_, length_);  // a length held for no time (a hand-over) is no queue
   now_ = std::max(now_, now_s);
   length_ = length;
-  max_ = std::max(max_, length);
 }
 
 void QueueMeter::finish(double end_s) {
   integrate(now_, end_s, length_);
+  if (end_s > now_) max_ = std::max(max_, length_);
   now_ = end_s_ = std::max(now_, end_s);
 }
 

@@ -51,7 +51,7 @@ TEST_CASE("run --json carries the serving metrics", "[run][serving]") {
   CHECK(json_number(r.out, "p50", "tpot_s") == Approx(1 / json_number(r.out, "p50", "decode_tok_s")).epsilon(0.05));
   const double per_client = json_number(r.out, "p50", "per_client_tok_s");
   CHECK(3 * per_client == Approx(json_number(r.out, "throughput_tok_s")).epsilon(0.1));
-  CHECK(json_number(r.out, "max", "queue_length") == 3);  // all three at the start
+  CHECK(json_number(r.out, "max", "queue_length") == 2);  // at the start, two wait while the idle slot takes the first
   CHECK(json_number(r.out, "mean", "queue_length") > 1.5);  // two clients wait while one is served
 }
 
