@@ -92,6 +92,7 @@ class Scanner {
     throw InputError(file_, line_no_, pos_ + 1,
                    std::string(what_) + ": " + message + ", got \"" + std::string(s_.substr(pos_, shown)) + "\"");
   }
+  std::size_t column() const { return pos_ + 1; }  // 1-based, of the next character
   [[noreturn]] void fail_at(std::size_t column, const std::string& message) const {
     throw InputError(file_, line_no_, column, std::string(what_) + ": " + message);
   }
@@ -219,6 +220,25 @@ LlamaTiming read_llama_timing(Scanner& sc) {
   t.count = sc.integer();
   t.tokens = sc.try_lit("tokens");
   if (!t.tokens && !sc.try_lit("runs")) sc.fail("expected \"tokens\" or \"runs\"");
+  // "( X ms per token, Y tokens per second)": llama.cpp derives both from the time and the count
+  // (each printed to 0.01); a line whose figures disagree by more than 1% contradicts itself.
+  if (sc.try_lit("(")) {
+    const std::size_t at = sc.column();
+    const double per_token_ms = sc.number();
+    sc.lit("ms per token,");
+    const double per_second = sc.number();
+    sc.lit("tokens per second)");
+    if (t.count > 0 && t.seconds > 0) {
+      const double ms = t.seconds * 1e3, want_ms = ms / static_cast<double>(t.count), want_rate = static_cast<double>(t.count) / t.seconds;
+      auto off = [](double got, double want) { return std::fabs(got - want) > 0.01 * want + 0.006; };
+      if (off(per_token_ms, want_ms) || off(per_second, want_rate)) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "%lld in %g ms is %.2f ms each and %.2f per second, not %.2f and %.2f: the line contradicts itself",
+                      static_cast<long long>(t.count), ms, want_ms, want_rate, per_token_ms, per_second);
+        sc.fail_at(at, buf);
+      }
+    }
+  }
   return t;
 }
 

@@ -310,6 +310,11 @@ TEST_CASE("calibrate --from-log: bad input exits 2 with the file and line", "[ca
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("no request to fit: the 3 paired requests generated one token or none") &&
                         Catch::Contains("; 5 lines are unpaired (first: strata generation line without a cache line"));
+  // llama.cpp's own per-token and per-second figures must agree with its time and count.
+  r = run_vramsim("calibrate --from-log " + data_path("logs/llama-contradiction.log"));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("llama-contradiction.log:2:") &&
+                        Catch::Contains("128 in 5878 ms is 45.92 ms each and 21.78 per second, not 45.92 and 500.00: the line contradicts itself"));
   r = run_vramsim("calibrate --from-log /nonexistent/engine.log");
   CHECK(r.status == 2);
   r = run_vramsim("calibrate");
