@@ -60,7 +60,7 @@ misses served over PCIe or on the host, decode steps with their bubbles, and the
   --trace FILE           write a Chrome/Perfetto trace of the first decode steps
   --trace-steps N        how many steps the trace covers (default 20)
   --log-format strata    also write the case-study engine's telemetry lines (to --log FILE,
-                         else to stdout after the summary)
+                         else to stdout after the summary); MoE models only
   --log FILE
   --configs DIR          catalogue directory
 
@@ -566,6 +566,11 @@ int run_command(const std::vector<std::string>& argv) {
   sim::RunOptions options;
   options.trace_steps = args.get("--trace") ? static_cast<int>(args.integer("--trace-steps", 20, 1, 100000)) : 0;
   sim::Scenario scenario = quick ? quick->scenario : load_scenario(args, "run");
+  // A strata log pairs each generation line with its expert-cache line (what calibrate reads).
+  if (log_format && !scenario.model.moe)
+    throw UsageError("--log-format strata: " + scenario.model.name +
+                     " is a dense model; the strata log pairs each request's generation line with its expert-cache line, "
+                     "which needs routed experts");
 
   // Output files are opened before the simulation, so that a bad path fails at once; each is
   // written under a temporary name and renamed over its path only once the run is done, so

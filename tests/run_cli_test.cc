@@ -115,6 +115,13 @@ TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run
   CHECK(gen5.err.find("warning") == std::string::npos);
 }
 
+// The strata log is the expert-cache engine's: a dense model has no cache line to pair.
+TEST_CASE("run --log-format strata is refused for a dense model", "[run][errors]") {
+  vramsim::test::check_usage_error("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/llama70b-2x4090-pipeline.yaml "
+                                   "--set workload.requests=2 --log-format strata",
+                                   "--log-format strata: llama-3.3-70b is a dense model");
+}
+
 // A per-card link list: an error in the second card's link points at that card's key.
 TEST_CASE("a NUMA node error points at the card's own link entry", "[run][errors]") {
   auto r = run_vramsim("run " + vramsim::test::data_path("scenarios/numa-node-card1.yaml"));
