@@ -158,7 +158,11 @@ void print_fit(std::ostream& o, const calibrate::StepFit& f, const char* name, c
         << " per step, so the line has no slope to fit\n";
     return;
   }
-  o << "    t_fast       " << with_error(s.coef[0], s.stderr_[0]) << "  (the step time with no " << per << ")\n"
+  // A negative intercept is no step time: the line, extrapolated, says only that the data do not reach it.
+  o << "    t_fast       " << with_error(s.coef[0], s.stderr_[0])
+    << (s.coef[0] < 0 ? "  (negative: no step time; the data are too far from 0 " + std::string(per) + " to give one)"
+                      : "  (the step time with no " + std::string(per) + ")")
+    << "\n"
     << "    " << name << "       " << with_error(s.coef[1], s.stderr_[1])
     << "  per " << (f.regressor == "misses" ? "miss" : "read") << "\n"
     << "    residual RMS " << calibrate::format_time(s.residual_rms) << ", R^2 " << fixed(s.r2, 3) << "; " << per

@@ -392,3 +392,11 @@ TEST_CASE("calibrate: on the simulator's own log, steps from the accepted drafts
   }
   CHECK(fractional > 0);  // drafted / 4 would have missed some
 }
+
+// A negative intercept is printed as what it is: no step time.
+TEST_CASE("calibrate: a negative fitted t_fast is not called a step time", "[calibrate][cli]") {
+  const auto r = run_vramsim("calibrate --from-log " + data_path("logs/sim-2x5090-starved-20.log"));
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("(negative: no step time; the data are too far from 0 cache misses to give one)") &&
+                        !Catch::Contains("(the step time with no cache misses)"));
+}

@@ -93,7 +93,7 @@ std::string write_config(const std::string& file, const std::string& json) {
 // `replace` substituted for one of its members.
 std::string llama_like(const std::string& extra = "") {
   return R"({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
-             "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 1000)" +
+             "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 1000, "max_position_embeddings": 4096)" +
          extra + "}";
 }
 
@@ -304,6 +304,19 @@ TEST_CASE("import: Llama 4 and hybrid linear attention are refused with the reas
                      {"full_attention_interval", "linear attention", "KV cache"});
   check_refused_json(llama_like(R"(, "layer_types": ["linear_attention", "full_attention", "full_attention", "full_attention"])"),
                      {"layer_types", "linear-attention layers are not imported"});
+}
+
+// A config without max_position_embeddings takes a default, said in a note (a fit at a longer
+// context is then refused, which the user can only trace back to it through the note).
+TEST_CASE("import: a missing max_position_embeddings is noted with the default taken", "[hf-import]") {
+  auto none = import_json(R"({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+                              "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 1000, "torch_dtype": "bfloat16"})");
+  REQUIRE(none);
+  CHECK(none->spec.max_context == 4096);
+  REQUIRE(none->notes.size() == 1);
+  CHECK_THAT(none->notes[0], Catch::Contains("no max_position_embeddings: max_context is 4096") &&
+                                 Catch::Contains("model_type \"llama\""));
+  CHECK_THAT(none->yaml, Catch::Contains("# Note: the config gives no max_position_embeddings"));
 }
 
 // A quantization method the catalogue has no format for is named, not silently read as BF16;

@@ -120,6 +120,9 @@ TEST_CASE("bad serving input is refused with exit 2 and a compiler-style message
   const std::pair<std::string, std::string> cases[] = {
       {"workload.clients=0", "--set workload.clients=0: error: workload.clients: must be between 1 and"},
       {"workload.clients= --set workload.arrival.process=poisson --set workload.arrival.rate=-2/s", "workload.arrival.rate"},
+      // A rate that puts the requests centuries apart is a unit slip, not a workload.
+      {"workload.clients= --set workload.arrival.process=poisson --set workload.arrival.rate=1e-9/s",
+       "workload.arrival.rate: 500 requests at a mean of 1e-09 per second would arrive over 1.58e+04 years"},
       {"'workload.prompt_tokens={dist: uniform, min: 300, max: 200}'", "workload.prompt_tokens.min: min (300) is greater than max (200)"},
       {"'workload.gen_tokens={dist: lognormal, median: 100, sigma: 1, max: 40000}'",
        "workload.gen_tokens.max: lengths up to 40000 tokens lie outside the context window (engine.context is 32768 tokens)"},

@@ -232,9 +232,16 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     m.vocab_size = static_cast<int>(*defaults.vocab_size);
   else
     missing_field(root, "vocab_size", path);
-  m.max_context = f.whole("max_position_embeddings", 1, std::int64_t{1} << 40)
-                      .value_or(static_cast<std::int64_t>(defaults.max_position_embeddings));
   std::vector<std::string> notes;
+  if (auto given = f.whole("max_position_embeddings", 1, std::int64_t{1} << 40)) {
+    m.max_context = *given;
+  } else {
+    // The class's default, said in a note: a fit or run at a longer context is then refused.
+    m.max_context = static_cast<std::int64_t>(defaults.max_position_embeddings);
+    notes.push_back("the config gives no max_position_embeddings: max_context is " + std::to_string(m.max_context) +
+                    ", the default this import takes for model_type " + quoted(model_type) +
+                    "; edit max_context in the model file if the model was trained longer");
+  }
   m.native_format = native_format_of(f, top, notes);
 
   const int heads = count("num_attention_heads", 1, defaults.num_attention_heads);

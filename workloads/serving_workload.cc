@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -46,6 +47,10 @@ std::int64_t LengthDist::smallest() const {
 }
 
 namespace {
+
+// The latest arrival a workload may give, seconds: past Unix time for centuries, and a double
+// keeps a resolution below 2 us up to it. A trace's times and an open loop's span are held to it.
+constexpr double kLatestArrival_s = 1e10;
 
 // One CSV table read for its named columns; every error points at file:row:column.
 class CsvTable {
@@ -191,7 +196,6 @@ std::vector<TraceRow> read_request_trace(const std::string& path, const std::str
             output = t.column("output_tokens", true), prefix = t.column("prefix_id", false),
             prefix_tokens = t.column("prefix_tokens", false);
   constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
-  constexpr double kLatestArrival_s = 1e10;  // past Unix time for centuries; keeps a double's resolution below 2 us
   std::vector<TraceRow> rows;
   std::map<std::int32_t, std::pair<std::int32_t, int>> prefix_length;  // prefix_id -> (tokens, row)
   while (t.next_row()) {
@@ -313,6 +317,18 @@ WorkloadSetup decode_workload(MapReader w, std::int64_t context) {
     s.requests = static_cast<int>(w.integer("requests", 1, 100000000));
     s.prompt = decode_length(w, "prompt_tokens", context);
     s.gen = decode_length(w, "gen_tokens", context);
+  }
+  if (s.arrival == Arrival::Poisson || s.arrival == Arrival::Bursty) {
+    // The requests' expected span at the mean rate (a burst's rate for its length, then the idle one).
+    const double mean_rate = s.arrival == Arrival::Poisson
+                                 ? s.arrival_rate
+                                 : (s.arrival_rate * s.burst_s + s.idle_rate * s.idle_s) / (s.burst_s + s.idle_s);
+    if (const double span = s.requests / mean_rate; span > kLatestArrival_s) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%d requests at a mean of %.3g per second would arrive over %.3g years of simulated time "
+                    "(more than 1e10 s); check the unit (e.g. 2/s, 30/min)", s.requests, mean_rate, span / 3.15576e7);
+      config::fail(*w.node().find("arrival")->find("rate"), w.key_path("arrival.rate"), buf);
+    }
   }
   s.shared_prefix_tokens = w.optional_integer("shared_prefix_tokens", 0, std::int64_t{1} << 32).value_or(0);
   if (!trace && s.shared_prefix_tokens >= s.prompt.smallest() && s.shared_prefix_tokens > 0)
