@@ -116,8 +116,8 @@ class Simulation {
       s4u::Actor::create("arrivals", host_, [this] { arrivals(); });
     for (int c = 0; c < s_.workload.clients; ++c)
       s4u::Actor::create("client" + std::to_string(c), host_, [this, c] { client(c); });
-    // Every slot (the batched loop: the engine) starts idle, ready for the first requests.
-    idle_slots_ = s_.engine.scheduling == SlotScheduling::Batched ? 1 : s_.engine.parallel;
+    // Every slot starts idle, ready for the first requests.
+    idle_slots_ = s_.engine.parallel;
     if (s_.engine.scheduling == SlotScheduling::Batched)
       s4u::Actor::create("batch", gpu_, [this] { batch_loop(); })->daemonize();
     else
@@ -174,10 +174,12 @@ class Simulation {
     }
     // An idle slot takes it at once (the mailbox's hand-over is no wait); else it queues.
     const bool queued = idle_slots_ == 0;
-    if (queued)
+    if (queued) {
       queue_meter_.set(now, ++waiting_);
-    else
+    } else {
       --idle_slots_;
+      ++claimed_pending_;
+    }
     queue_->put(new Job{static_cast<std::uint64_t>(r), c, now, reply, shape, queued}, 0);
     ++out_.simgrid_activities;
     delete reply->get<Job>();  // the completed job comes back
@@ -355,6 +357,7 @@ class Simulation {
   void slot_loop() {
     while (true) {
       std::unique_ptr<Job> job(queue_->get<Job>());  // claimed already: on arrival, or below
+      if (!job->queued) --claimed_pending_;
       ++out_.simgrid_activities;
       serve(*job);
       // The next: the oldest waiting request (no longer waiting from now), or idle until one
@@ -439,16 +442,20 @@ class Simulation {
     auto take = [&] {
       auto r = std::make_unique<Running>();
       r->job.reset(queue_->get<Job>());
+      if (!r->job->queued) --claimed_pending_;
       ++out_.simgrid_activities;
       waiting.push_back(std::move(r));
     };
-    bool first_iteration = true;
+    // The slots free for arrivals until the next admissions: those no running request holds and
+    // no arrival has claimed; none while requests wait (they come first).
+    auto free_slots = [&](std::size_t busy) {
+      return waiting.empty() ? std::max(0, s_.engine.parallel - static_cast<int>(busy) - claimed_pending_) : 0;
+    };
     while (true) {
       if (running.empty() && waiting.empty()) {  // idle: wait for a request
-        if (!first_iteration && waiting_ == 0) ++idle_slots_;  // idle again (it starts idle)
+        idle_slots_ = free_slots(0);
         take();
       }
-      first_iteration = false;
       while (queue_->listen()) take();
       // Admissions: in arrival order while a slot, the blocks (above the watermark, after the
       // running requests' next step) and the step's prompt-token budget allow; the first that
@@ -482,6 +489,14 @@ class Simulation {
         }
         admitted.push_back(std::move(r));
       }
+      // A request that claimed a slot on arrival and is not admitted (no blocks, or the prefill
+      // budget) waits from now, as one that queued does.
+      for (auto& r : waiting)
+        if (!r->job->queued) {
+          r->job->queued = true;
+          queue_meter_.set(s4u::Engine::get_clock(), ++waiting_);
+        }
+      idle_slots_ = free_slots(running.size() + admitted.size());
       if (!admitted.empty()) {
         std::vector<Prefilled> passed;
         for (const auto& r : admitted) passed.push_back({r->job.get(), r->runner.get()});
@@ -1016,6 +1031,7 @@ class Simulation {
   s4u::MutexPtr engine_loop_;
   int waiting_ = 0;      // requests sent that wait for a slot (not those an idle slot took at once)
   int idle_slots_ = 0;   // slots waiting for a request, not yet claimed by an arriving one
+  int claimed_pending_ = 0;  // requests that claimed an idle slot on arrival, not yet taken from the queue
   int resident_slots_ = 0;       // overlapped slots with a kernel resident now (kernel_on/off)
   double resident_since_ = 0;    // when the first of them became resident
   QueueMeter queue_meter_;
