@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -75,6 +76,20 @@ class Scanner {
     const char* first = s_.data() + pos_;
     const auto [end, ec] = std::from_chars(first, s_.data() + s_.size(), v);
     if (ec != std::errc() || !std::isfinite(v) || v < 0) fail("expected a non-negative number");
+    pos_ += static_cast<std::size_t>(end - first);
+    return v;
+  }
+  // A finite non-negative number, or nothing (the position kept).
+  std::optional<double> try_number() {
+    const std::size_t save = pos_;
+    skip_blanks();
+    double v = 0;
+    const char* first = s_.data() + pos_;
+    const auto [end, ec] = std::from_chars(first, s_.data() + s_.size(), v);
+    if (ec != std::errc() || !std::isfinite(v) || v < 0) {
+      pos_ = save;
+      return std::nullopt;
+    }
     pos_ += static_cast<std::size_t>(end - first);
     return v;
   }
@@ -221,20 +236,23 @@ LlamaTiming read_llama_timing(Scanner& sc) {
   t.tokens = sc.try_lit("tokens");
   if (!t.tokens && !sc.try_lit("runs")) sc.fail("expected \"tokens\" or \"runs\"");
   // "( X ms per token, Y tokens per second)": llama.cpp derives both from the time and the count
-  // (each printed to 0.01); a line whose figures disagree by more than 1% contradicts itself.
+  // and prints each to 0.01. When both are there and finite (older builds print the first
+  // alone; a zero count or time prints nan or inf), a line whose figures disagree with its
+  // time and count beyond that rounding and 1% contradicts itself. Anything else after the
+  // count is not read, as before.
   if (sc.try_lit("(")) {
     const std::size_t at = sc.column();
-    const double per_token_ms = sc.number();
-    sc.lit("ms per token,");
-    const double per_second = sc.number();
-    sc.lit("tokens per second)");
-    if (t.count > 0 && t.seconds > 0) {
-      const double ms = t.seconds * 1e3, want_ms = ms / static_cast<double>(t.count), want_rate = static_cast<double>(t.count) / t.seconds;
-      auto off = [](double got, double want) { return std::fabs(got - want) > 0.01 * want + 0.006; };
-      if (off(per_token_ms, want_ms) || off(per_second, want_rate)) {
+    const auto per_token_ms = sc.try_number();
+    const auto per_second = per_token_ms && sc.try_lit("ms per token,") ? sc.try_number() : std::nullopt;
+    if (per_second && sc.try_lit("tokens per second)") && t.count > 0 && t.seconds > 0) {
+      // The time printed to 0.01 ms: the truth lies within 0.005 ms of it.
+      const double ms = t.seconds * 1e3, n = static_cast<double>(t.count);
+      const double lo_ms = std::max(ms - 0.005, 1e-9), hi_ms = ms + 0.005;
+      auto within = [](double got, double lo, double hi) { return got >= 0.99 * lo - 0.006 && got <= 1.01 * hi + 0.006; };
+      if (!within(*per_token_ms, lo_ms / n, hi_ms / n) || !within(*per_second, n * 1e3 / hi_ms, n * 1e3 / lo_ms)) {
         char buf[200];
         std::snprintf(buf, sizeof buf, "%lld in %g ms is %.2f ms each and %.2f per second, not %.2f and %.2f: the line contradicts itself",
-                      static_cast<long long>(t.count), ms, want_ms, want_rate, per_token_ms, per_second);
+                      static_cast<long long>(t.count), ms, ms / n, n * 1e3 / ms, *per_token_ms, *per_second);
         sc.fail_at(at, buf);
       }
     }

@@ -159,6 +159,19 @@ void write_breakdown(json::Writer& j, const sim::StepCosts& c) {
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
 // Every card's part of the model and its use, and every link's traffic.
+// How the engine serves its misses, after pcie_frac on the summary's cache line.
+std::string host_split_text(const sim::Scenario& s, const sim::RunResult& r) {
+  const auto policy = s.engine.policy;
+  if (policy == sim::CachePolicy::Lru || policy == sim::CachePolicy::Lfu) return " (unused: this policy copies every miss into the cache)";
+  if (s.engine.misses_on_cpu || r.host_expert_slots.empty()) return {};
+  if (s.engine.physics.host_expert_workers == 0) return " (no host workers: every miss is read over PCIe)";
+  std::string text = ": the host computes up to " + std::to_string(r.host_expert_slots.front()) + " missed experts a layer";
+  for (std::size_t c = 1; c < r.host_expert_slots.size(); ++c)
+    if (r.host_expert_slots[c] != r.host_expert_slots.front())
+      text += " (card " + std::to_string(c) + ": " + std::to_string(r.host_expert_slots[c]) + ")";
+  return text + ", PCIe reads the rest";
+}
+
 void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& r) {
   const double t = r.makespan_s > 0 ? r.makespan_s : 1.0;
   j.field("split", std::string(sim::to_string(s.engine.split)));
@@ -181,6 +194,7 @@ void write_cards(json::Writer& j, const sim::Scenario& s, const sim::RunResult& 
         .field("cache_slots", plan.slots)
         .field("coverage", s.model.moe ? plan.coverage() : kNone)
         .field("util", std::min(1.0, r.card_use[c].busy_s / t))
+        .field("host_expert_slots", c < r.host_expert_slots.size() ? std::optional<std::int64_t>(r.host_expert_slots[c]) : std::nullopt)
         .end_object();
   }
   j.end_array();
@@ -287,10 +301,11 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
       .field("prefill_s", r.prefill_fill_s)
       .end_object();
   j.field("pcie_frac", r.pcie_frac);
-  // Only an expert cache with misses split between the host and PCIe has the count.
+  // Only an expert cache with misses split between the host and PCIe has the count (the
+  // first card's here; each card's in cards[]).
   j.key("host_expert_slots");
-  if (s.model.moe && s.engine.expert_cache && !s.engine.misses_on_cpu)
-    j.value(static_cast<std::int64_t>(r.host_expert_slots));
+  if (!r.host_expert_slots.empty())
+    j.value(static_cast<std::int64_t>(r.host_expert_slots.front()));
   else
     j.null();
   write_cards(j, s, r);
@@ -415,10 +430,7 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
     << fixed(100 * plan.coverage(), 1) << "% of " << plan.total_experts << " experts, policy "
     << sim::to_string(s.engine.policy) << "), pre-filled in " << fixed(r.prefill_fill_s, 2) << " s; pcie_frac "
     << fixed(r.pcie_frac, 2)
-    << (s.engine.misses_on_cpu ? std::string()
-        : s.engine.physics.host_expert_workers == 0
-            ? " (no host workers: every miss is read over PCIe)"
-            : ": the host computes up to " + std::to_string(r.host_expert_slots) + " missed experts a layer, PCIe reads the rest")
+    << host_split_text(s, r)
     << "\n\n";
   o << "  requests        " << r.completed << " completed, " << r.rejected() << " rejected"
     << (r.rejected() ? " (" + std::to_string(r.rejected_context) + " prompt over the context window, " +

@@ -1055,9 +1055,11 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   out.host_plan = plan_host(s);
   out.popularity = build_popularity(s);
   Simulation sim(s, options, out);
-  const StepModel first_card(s, out.plan);
-  out.pcie_frac = first_card.pcie_frac();
-  out.host_expert_slots = first_card.host_expert_slots();
+  out.pcie_frac = StepModel(s, out.plan).pcie_frac();
+  const bool copies_every_miss = s.engine.policy == CachePolicy::Lru || s.engine.policy == CachePolicy::Lfu;
+  if (s.model.moe && s.engine.expert_cache && !s.engine.misses_on_cpu && !copies_every_miss)
+    for (std::size_t c = 0; c < out.cards.size(); ++c)
+      out.host_expert_slots.push_back(StepModel(s, out.cards[c], static_cast<int>(c)).host_expert_slots());
   // Pre-filling the caches at start: every slot copied over its card's link (cards at once;
   // behind a switch they share its uplink).
   double all_caches = 0;

@@ -104,7 +104,10 @@ struct RunResult {
   double collective_s = 0;              // tensor: time spent in all-reduces
   LayerPopularity popularity;  // one per MoE layer
   double pcie_frac = 0;
-  int host_expert_slots = 0;  // missed experts per layer and step the host computes; the rest go over PCIe
+  // Per card: the missed experts per layer and step the host computes for it (its link sets
+  // pcie_frac); the rest go over PCIe. Empty without such a split (no expert cache, misses all
+  // on the CPU, or a copy-in policy that copies every miss).
+  std::vector<int> host_expert_slots;
   double prefill_fill_s = 0;            // pre-filling the cache at start
   std::vector<RequestSample> samples;   // one per completed request, in completion order
   std::int64_t completed = 0;

@@ -310,6 +310,12 @@ TEST_CASE("calibrate --from-log: bad input exits 2 with the file and line", "[ca
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("no request to fit: the 3 paired requests generated one token or none") &&
                         Catch::Contains("; 5 lines are unpaired (first: strata generation line without a cache line"));
+  // Real llama.cpp output in all its forms is read (the check applies to finite figures, with
+  // their 0.01 rounding), and one contradicting line is refused.
+  const auto real = run_vramsim("calibrate --from-log " + data_path("logs/llama-real-formats.log") + " --json");
+  INFO(real.err);
+  CHECK(real.status == 0);
+  CHECK_THAT(real.out, Catch::Contains("\"requests\": 4") && Catch::Contains("\"unpaired\": 0"));
   // llama.cpp's own per-token and per-second figures must agree with its time and count.
   r = run_vramsim("calibrate --from-log " + data_path("logs/llama-contradiction.log"));
   CHECK(r.status == 2);

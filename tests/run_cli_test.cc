@@ -138,6 +138,13 @@ TEST_CASE("no host workers: the summary says every miss is read over PCIe", "[ru
                         Catch::Contains("pcie_frac 0.38: the host computes up to 6 missed experts a layer, PCIe reads the rest"));
   CHECK(vramsim::test::json_number(vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2 --json"),
                                    "host_expert_slots") == 6);
+  // A copy-in policy has no split to speak of; two cards may split differently (the x4 card's
+  // slower link gives its host more).
+  CHECK_THAT(vramsim::test::run_ok("run " + scenario("shared") + " --set workload.requests=2 --set engine.expert_cache.policy=lru"),
+             Catch::Contains("pcie_frac 0.38 (unused: this policy copies every miss into the cache)"));
+  CHECK_THAT(vramsim::test::run_ok("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/moe125b-2x5090-x16-x4.yaml "
+                                   "--set workload.requests=2"),
+             Catch::Contains("the host computes up to 6 missed experts a layer (card 1: 9), PCIe reads the rest"));
 }
 
 // The host's fp32 peak is needed only where the host computes experts, and a share the
@@ -261,6 +268,16 @@ TEST_CASE("admission control turns away requests beyond engine.max_queue", "[run
   // The idle slot takes the first at once; four more wait; the other 27 find the queue full.
   CHECK_THAT(capped.out, Catch::Contains("\"completed\": 5"));
   CHECK_THAT(capped.out, Catch::Contains("\"queue_full\": 27"));
+  // A batched engine's free slots each take an arrival at once, as serial slots do: 4 slots
+  // and 4 waiting serve 8 of 32 sent together, whichever way the slots are scheduled.
+  for (const char* scheduling : {"batched", "serial"}) {
+    auto four = run_vramsim(std::string("run --model llama-3.1-8b --gpu rtx-4090 --set engine.parallel=4 --set workload.clients=32 "
+                                        "--set workload.requests=32 --set engine.max_queue=4 --json --set engine.slot_scheduling=") +
+                            scheduling);
+    INFO(scheduling << "\n" << four.err);
+    REQUIRE(four.status == 0);
+    CHECK_THAT(four.out, Catch::Contains("\"completed\": 8") && Catch::Contains("\"queue_full\": 24"));
+  }
   // A queue of 0 would turn every request away, even on an idle engine: refused.
   vramsim::test::check_usage_error("run " + scenario("shared") + " --set engine.max_queue=0",
                                    "engine.max_queue: must be between 1 and");
