@@ -286,6 +286,10 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   using S = sim::RequestSample;
   json::Writer j;
   j.begin_object().field("scenario", s.source).field("seed", static_cast<std::int64_t>(s.seed));
+  // What stderr said about the scenario (suspicious input, uncalibrated parts, known biases).
+  j.key("warnings").begin_array();
+  for (const auto& w : s.warnings) j.value(w);
+  j.end_array();
   j.key("vram").begin_object()
       .field("card_mib", r.plan.card_total / units::kMiB)
       .field("others_mib", r.plan.others / units::kMiB)

@@ -386,6 +386,14 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   EngineSetup s;
   s.preset = e.string("name");
   e.ignore("source");
+  if (const Node* bias = e.node().find("decode_bias"); bias && !bias->is_null()) {
+    if (!bias->is_map()) e.fail_at("decode_bias", "expected a mapping of card names to notes");
+    for (const auto& [card, note] : bias->entries()) {
+      if (!note.is_scalar() || note.text().empty()) config::fail(note, "engine.decode_bias." + card, "expected a note (text)");
+      s.decode_bias[card] = note.text();
+    }
+  }
+  e.ignore("decode_bias");
   // `model`: the model's own maximum (vLLM's --max-model-len default).
   if (const Node& c = e.any("context"); c.is_scalar() && c.text() == "model")
     s.context = model.max_context;
@@ -748,6 +756,15 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
   }
   r.finish();
+  // The preset's known decode bias on a card (out-of-sample measurements), once per card model.
+  for (std::size_t c = 0; c < s.cards.size(); ++c) {
+    const std::string& gpu = s.cards[c].gpu.spec.name;
+    const auto bias = s.engine.decode_bias.find(gpu);
+    bool first = true;
+    for (std::size_t b = 0; b < c; ++b) first = first && s.cards[b].gpu.spec.name != gpu;
+    if (bias != s.engine.decode_bias.end() && first)
+      s.warnings.push_back(s.engine.preset + " on " + gpu + ": " + bias->second + " (docs/validation.md, out-of-sample)");
+  }
   // llama.cpp's row split (--split-mode row) is simulated as a tensor-parallel engine's all-reduces;
   // no measurement of llama.cpp's own backs it, and users measure it slower than a layer split.
   if (s.cards.size() > 1 && s.engine.split == Split::Tensor && !s.engine.kv_pool && !s.engine.expert_cache)

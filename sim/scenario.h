@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -124,6 +125,9 @@ struct KvPool {
 
 struct EngineSetup {
   std::string preset;
+  // Cards (catalogue names) on which measurements gathered after the preset's calibration show
+  // its decode biased: a note printed with the figures, never a correction applied to them.
+  std::map<std::string, std::string> decode_bias;
   SlotScheduling scheduling = SlotScheduling::Serial;
   std::int64_t context = 0;
   workloads::KvType kv;
