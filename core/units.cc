@@ -116,6 +116,12 @@ std::string format_bandwidth(double bytes_per_second) {
   return buf;
 }
 
+std::string format_flops(double flop_per_second) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g TFLOPS", flop_per_second / 1e12);
+  return buf;
+}
+
 PhysicalRange physical_range(Dimension dim) {
   switch (dim) {
     case Dimension::Bytes: return {1.0, 1e18, "1 B", "1 EB"};

@@ -42,5 +42,6 @@ PhysicalRange physical_range(Dimension dim);
 // Bytes as GiB with two decimals ("4.53 GiB"), and friends used by the human tables.
 std::string format_gib(double bytes);
 std::string format_bandwidth(double bytes_per_second);  // "13.9 GB/s"
+std::string format_flops(double flop_per_second);       // "2.4 TFLOPS"
 
 }  // namespace vramsim::units

@@ -725,6 +725,13 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.host = hw::decode_host(catalogue.resolve("hosts", "host", without_keys(host, {"expert_memory"}), "hardware.host"),
                              "hardware.host");
     decode_numa(s, host, hw);
+    // A what-if on the core count alone leaves the host's arithmetic as it was: say what sets it.
+    if (const Node* cpu = host.is_map() ? host.find("cpu") : nullptr;
+        cpu && cpu->is_map() && cpu->find("cores") && !cpu->find("fp32_throughput") && s.host.fp32_flops)
+      s.warnings.push_back("hardware.host.cpu.cores set without cpu.fp32_throughput: the host's arithmetic stays " +
+                           units::format_flops(*s.host.fp32_flops) +
+                           " (what its expert and layer work follows, with its memory bandwidth); set cpu.fp32_throughput "
+                           "for a CPU with more or faster cores");
     s.link = s.cards.front().link;
     hw.finish();
   }

@@ -183,6 +183,11 @@ TEST_CASE("the expert-cache host rate: fp32 needed only for host work, and a sha
   CHECK_THAT(memory.err, !Catch::Contains("does not bind"));
   CHECK(vramsim::test::json_number(memory.out, "p50", "decode_tok_s") ==
         Approx(vramsim::test::json_number(compute.out, "p50", "decode_tok_s")).epsilon(0.001));
+  // More cores alone leave the arithmetic as it was: the run says what sets it.
+  auto cores = run_vramsim("run " + scenario("shared") + " --set workload.requests=2 --set hardware.host.cpu.cores=64");
+  REQUIRE(cores.status == 0);
+  CHECK_THAT(cores.err, Catch::Contains("warning: hardware.host.cpu.cores set without cpu.fp32_throughput: the host's arithmetic "
+                                        "stays 2.4 TFLOPS"));
 }
 
 // The preset's 10 worker groups are its 32-core machine's: a smaller host gets one per core,
