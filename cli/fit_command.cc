@@ -277,7 +277,7 @@ std::string to_table(const workloads::FitReport& rep) {
   }
   if (const std::string note = decode_note(rep); !note.empty()) o << "  note         " << note << "\n";
   // The reference's split efficiency (0.6) is its rule of thumb; measured layer splits run faster.
-  if (q.gpus > 1 && rep.fits && !q.model.is_moe())
+  if (q.gpus > 1 && rep.decode_tok_s && !q.model.is_moe())
     o << "  note         split over " << q.gpus << " cards: the rule of thumb's " << fixed(rep.decode_efficiency, 2)
       << " runs low against measured layer splits (2x RTX 4090, Llama 3 70B Q4_K_M, llama-bench: 19.22 tok/s, 0.82 of "
          "one card's bandwidth over this formula's 43.14 GB per token at 1,024 tokens of context); `vramsim run --model " << q.model.name << " --gpu "

@@ -495,6 +495,10 @@ int plan_command(const std::vector<std::string>& argv) {
   if (llama && clients > 1)
     std::cout << "  One llama-server slot per client (-np " << clients << ", -c shared by the slots); every decode step "
               << "batches the active slots' tokens, as llama-server does.\n";
+  if (clients > 1)
+    std::cout << "  The " << clients << " clients start together and each sends its next request when its last ends: TTFT "
+              << "includes waiting for the prompts ahead; `vramsim run` with an open-loop arrival rate "
+              << "(docs/serving.md) gives it at a steady load.\n";
   std::cout << "\n";
   for (std::size_t i = 0; i < std::min(top, ok.size()); ++i)
     std::cout << "  " << i + 1 << ". " << ok[i].quant << "  " << ok[i].flags << "\n     decode "
@@ -508,7 +512,10 @@ int plan_command(const std::vector<std::string>& argv) {
   if (const auto& ph = named.engine.physics; ph.step_overhead == 0 && ph.layer_launch == 0 && ph.moe_layer_sync == 0)
     std::cout << "\n  " << named.engine.preset << " has no fixed cost per step or layer (none measured): the fast "
               << "candidates' speeds are their bytes alone, upper bounds.\n";
-  if (experts && whole && whole->decode > 0)
+  // The two ways of offloading compared, when the best placement offloads at all (else the
+  // comparison is of placements not shown, and moot).
+  const bool best_offloads = ok.front().placement.cpu_moe_layers > 0 || ok.front().placement.layers_on_cpu;
+  if (best_offloads && experts && whole && whole->decode > 0)
     std::cout << "\n  Keeping every layer on the GPU and the experts of " << experts->placement.cpu_moe_layers
               << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)
               << "x as fast as moving whole layers to the CPU (" << whole->flags << ").\n";

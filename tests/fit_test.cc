@@ -344,6 +344,10 @@ TEST_CASE("fit over several cards notes that the split's 0.6 runs low", "[fit][c
                       Catch::Contains("`vramsim run --model llama-3.3-70b --gpu rtx-5090 --gpus 2 --quant Q4_K_M --context 8192` "
                                       "simulates the split"));
   CHECK_THAT(vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-5090 --quant Q2_K"), !Catch::Contains("split over"));
+  // Offloaded over two cards, the figure uses the same 0.6: the note stands there too.
+  CHECK_THAT(vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-3090 --gpus 2 --quant Q4_K_M --context 4096 "
+                                   "--kv-type q8_0 --host ddr4-dual-channel"),
+             Catch::Contains("with 97.3% resident") && Catch::Contains("note         split over 2 cards: the rule of thumb's 0.60 runs low"));
 }
 
 // fit is the memory-budget model; when it refuses every layer on the GPU(s), it says whether
