@@ -282,7 +282,7 @@ std::string to_table(const workloads::FitReport& rep) {
       << " runs low against measured layer splits (2x RTX 4090, Llama 3 70B Q4_K_M, llama-bench: 19.22 tok/s, 0.82 of "
          "one card's bandwidth over this formula's 43.14 GB per token at 1,024 tokens of context); `vramsim run --model " << q.model.name << " --gpu "
       << q.gpu.name << " --gpus " << q.gpus << " --quant " << q.quant.name << " --context " << q.context_tokens
-      << "` simulates the split\n";
+      << (q.host ? " --host " + q.host->name : std::string()) << "` simulates the split\n";
   if (!rep.fits) {
     o << "\n  to make it fit, cheapest first:\n";
     for (const auto& s : rep.suggestions) {

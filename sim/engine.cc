@@ -449,7 +449,7 @@ class Simulation {
     // The slots free for arrivals until the next admissions: those no running request holds and
     // no arrival has claimed; none while requests wait (they come first).
     auto free_slots = [&](std::size_t busy) {
-      return waiting.empty() ? std::max(0, s_.engine.parallel - static_cast<int>(busy) - claimed_pending_) : 0;
+      return waiting.empty() && waiting_ == 0 ? std::max(0, s_.engine.parallel - static_cast<int>(busy) - claimed_pending_) : 0;
     };
     while (true) {
       if (running.empty() && waiting.empty()) {  // idle: wait for a request
@@ -515,6 +515,7 @@ class Simulation {
             running.push_back(std::move(r));
         }
         admitted.clear();
+        idle_slots_ = free_slots(running.size());  // a request done with its prefill freed its slot
       }
       if (running.empty()) continue;
       if (pool) {
@@ -569,6 +570,7 @@ class Simulation {
         finish(**it);
         it = running.erase(it);
       }
+      idle_slots_ = free_slots(running.size());  // the finished requests' slots take arrivals
     }
   }
 
@@ -1058,7 +1060,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   out.pcie_frac = StepModel(s, out.plan).pcie_frac();
   const bool copies_every_miss = s.engine.policy == CachePolicy::Lru || s.engine.policy == CachePolicy::Lfu;
   if (s.model.moe && s.engine.expert_cache && !s.engine.misses_on_cpu && !copies_every_miss)
-    for (std::size_t c = 0; c < out.cards.size(); ++c)
+    // An expert split's cards share the first card's pool of host slots (request_runner.cc).
+    for (std::size_t c = 0; c < (s.engine.split == Split::Expert ? 1 : out.cards.size()); ++c)
       out.host_expert_slots.push_back(StepModel(s, out.cards[c], static_cast<int>(c)).host_expert_slots());
   // Pre-filling the caches at start: every slot copied over its card's link (cards at once;
   // behind a switch they share its uplink).

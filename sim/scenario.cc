@@ -388,8 +388,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   e.ignore("source");
   if (const Node* bias = e.node().find("decode_bias"); bias && !bias->is_null()) {
     if (!bias->is_map()) e.fail_at("decode_bias", "expected a mapping of card names to notes");
+    const auto gpus = catalogue.names("gpus");
     for (const auto& [card, note] : bias->entries()) {
       if (!note.is_scalar() || note.text().empty()) config::fail(note, "engine.decode_bias." + card, "expected a note (text)");
+      if (std::find(gpus.begin(), gpus.end(), card) == gpus.end())
+        config::fail(note, "engine.decode_bias." + card, "no card \"" + card + "\" in the catalogue (vramsim list gpus)");
       s.decode_bias[card] = note.text();
     }
   }

@@ -347,7 +347,8 @@ TEST_CASE("fit over several cards notes that the split's 0.6 runs low", "[fit][c
   // Offloaded over two cards, the figure uses the same 0.6: the note stands there too.
   CHECK_THAT(vramsim::test::run_ok("fit --model llama-3.3-70b --gpu rtx-3090 --gpus 2 --quant Q4_K_M --context 4096 "
                                    "--kv-type q8_0 --host ddr4-dual-channel"),
-             Catch::Contains("with 97.3% resident") && Catch::Contains("note         split over 2 cards: the rule of thumb's 0.60 runs low"));
+             Catch::Contains("with 97.3% resident") && Catch::Contains("note         split over 2 cards: the rule of thumb's 0.60 runs low") &&
+                 Catch::Contains("--context 4096 --host ddr4-dual-channel` simulates the split"));
 }
 
 // fit is the memory-budget model; when it refuses every layer on the GPU(s), it says whether

@@ -55,6 +55,21 @@ TEST_CASE("run --json carries the serving metrics", "[run][serving]") {
   CHECK(json_number(r.out, "mean", "queue_length") > 1.5);  // two clients wait while one is served
 }
 
+// A batched engine's slot freed by a request that ends with its prefill (one output token)
+// takes the next arrival at once: with 2 slots only the fourth request waits, and a queue of
+// one turns none away.
+TEST_CASE("a slot a one-token request frees in its prefill takes the next arrival", "[run][serving]") {
+  const std::string run = "run --model llama-3.1-8b --gpu rtx-4090 --set engine.parallel=2 --json --set workload.trace=" +
+                          data_path("serving/trace-one-token-first.csv") + kTrace;
+  for (const std::string cap : {"", " --set engine.max_queue=1"}) {
+    auto r = run_vramsim(run + cap);
+    INFO(cap << "\n" << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(json_number(r.out, "completed", "requests") == 4);
+    CHECK(json_number(r.out, "max", "queue_length") == 1);
+  }
+}
+
 TEST_CASE("per-request lengths flow through the engine, and the window checks each prompt", "[run][serving]") {
   auto r = run_vramsim("run " + scenario("exclusive") +
                        " --set workload.requests=30 --set 'workload.prompt_tokens={dist: uniform, min: 16, max: 2048}'"
