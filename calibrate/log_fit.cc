@@ -71,13 +71,9 @@ class Scanner {
     return true;
   }
   double number() {
-    skip_blanks();
-    double v = 0;
-    const char* first = s_.data() + pos_;
-    const auto [end, ec] = std::from_chars(first, s_.data() + s_.size(), v);
-    if (ec != std::errc() || !std::isfinite(v) || v < 0) fail("expected a non-negative number");
-    pos_ += static_cast<std::size_t>(end - first);
-    return v;
+    skip_blanks();  // so that a failure points at the text, past the blanks
+    if (const auto v = try_number()) return *v;
+    fail("expected a non-negative number");
   }
   // A finite non-negative number, or nothing (the position kept).
   std::optional<double> try_number() {

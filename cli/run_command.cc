@@ -161,8 +161,7 @@ constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 // Every card's part of the model and its use, and every link's traffic.
 // How the engine serves its misses, after pcie_frac on the summary's cache line.
 std::string host_split_text(const sim::Scenario& s, const sim::RunResult& r) {
-  const auto policy = s.engine.policy;
-  if (policy == sim::CachePolicy::Lru || policy == sim::CachePolicy::Lfu) return " (unused: this policy copies every miss into the cache)";
+  if (sim::copies_every_miss(s.engine.policy)) return " (unused: this policy copies every miss into the cache)";
   if (s.engine.misses_on_cpu || r.host_expert_slots.empty()) return {};
   if (s.engine.physics.host_expert_workers == 0) return " (no host workers: every miss is read over PCIe)";
   std::string text = ": the host computes up to " + std::to_string(r.host_expert_slots.front()) + " missed experts a layer";

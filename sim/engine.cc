@@ -1058,8 +1058,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   out.popularity = build_popularity(s);
   Simulation sim(s, options, out);
   out.pcie_frac = StepModel(s, out.plan).pcie_frac();
-  const bool copies_every_miss = s.engine.policy == CachePolicy::Lru || s.engine.policy == CachePolicy::Lfu;
-  if (s.model.moe && s.engine.expert_cache && !s.engine.misses_on_cpu && !copies_every_miss)
+  if (s.model.moe && s.engine.expert_cache && !s.engine.misses_on_cpu && !copies_every_miss(s.engine.policy))
     // An expert split's cards share the first card's pool of host slots (request_runner.cc).
     for (std::size_t c = 0; c < (s.engine.split == Split::Expert ? 1 : out.cards.size()); ++c)
       out.host_expert_slots.push_back(StepModel(s, out.cards[c], static_cast<int>(c)).host_expert_slots());

@@ -32,7 +32,7 @@ ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_
   lru_pos_.resize(n);
   uses_.assign(n, 0);
   last_use_.assign(n, 0);
-  if (policy == CachePolicy::Lru || policy == CachePolicy::Lfu) dynamic_capacity_ = slots;
+  if (copies_every_miss(policy)) dynamic_capacity_ = slots;
   if (policy == CachePolicy::ProfileLru) dynamic_capacity_ = static_cast<std::int64_t>(dynamic_share * static_cast<double>(slots));
 
   // Pre-fill hottest first. LFU's clock starts past the pre-filled entries' stamps.

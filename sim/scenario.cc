@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 
 #include "core/config_reader.h"
@@ -487,10 +488,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       const std::string native = workloads::upper(model.native_format);
       const std::string experts = workloads::upper(s.expert_format.name), other = workloads::upper(s.other_format.name);
       const bool sixteen_bit = native == "BF16" || native == "F16";
-      const bool served = experts == other && (experts == native || (sixteen_bit && experts == "FP8"));
-      if (!served) {
-        const char* key = experts != native && !(sixteen_bit && experts == "FP8") ? "experts" : "other";
-        const std::string name = std::string(key) == "experts" ? experts : other;
+      auto served = [&](const std::string& f) { return f == native || (sixteen_bit && f == "FP8"); };
+      if (experts != other || !served(experts)) {
+        const bool experts_refused = !served(experts);
+        const char* key = experts_refused ? "experts" : "other";
+        const std::string& name = experts_refused ? experts : other;
         const bool gguf = name.starts_with("Q") || name.starts_with("IQ");
         w->fail_at(key, "vLLM is modelled serving the checkpoint as it is (" + model.native_format + ")" +
                             (sixteen_bit ? " or quantized online to FP8 (--quantization fp8)" : std::string()) +
@@ -767,14 +769,10 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   }
   r.finish();
   // The preset's known decode bias on a card (out-of-sample measurements), once per card model.
-  for (std::size_t c = 0; c < s.cards.size(); ++c) {
-    const std::string& gpu = s.cards[c].gpu.spec.name;
-    const auto bias = s.engine.decode_bias.find(gpu);
-    bool first = true;
-    for (std::size_t b = 0; b < c; ++b) first = first && s.cards[b].gpu.spec.name != gpu;
-    if (bias != s.engine.decode_bias.end() && first)
-      s.warnings.push_back(s.engine.preset + " on " + gpu + ": " + bias->second + " (docs/validation.md, out-of-sample)");
-  }
+  for (std::set<std::string> said; const auto& card : s.cards)
+    if (const auto bias = s.engine.decode_bias.find(card.gpu.spec.name);
+        bias != s.engine.decode_bias.end() && said.insert(bias->first).second)
+      s.warnings.push_back(s.engine.preset + " on " + bias->first + ": " + bias->second + " (docs/validation.md, out-of-sample)");
   // llama.cpp's row split (--split-mode row) is simulated as a tensor-parallel engine's all-reduces;
   // no measurement of llama.cpp's own backs it, and users measure it slower than a layer split.
   if (s.cards.size() > 1 && s.engine.split == Split::Tensor && !s.engine.kv_pool && !s.engine.expert_cache)
@@ -798,7 +796,7 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   // host work): its rate may follow its arithmetic, which needs the host's fp32 peak.
   const auto& ph = s.engine.physics;
   const bool host_computes = s.model.moe && ph.host_expert_workers > 0 &&
-                             (!s.engine.expert_cache || (s.engine.policy != CachePolicy::Lru && s.engine.policy != CachePolicy::Lfu));
+                             (!s.engine.expert_cache || !copies_every_miss(s.engine.policy));
   if (host_computes && ph.cpu_expert_bytes_per_flop > 0 && !s.host.fp32_flops)
     config::fail(r.any("hardware"), "hardware.host",
                  "cpu.fp32_throughput is missing in " + s.host.name +

@@ -33,6 +33,9 @@ namespace vramsim::sim {
 
 enum class CachePolicy { Profile, Lru, Lfu, ProfileLru };
 std::string_view to_string(CachePolicy p);
+// lru and lfu copy every miss into a cache slot (over the link) and compute it there: no miss
+// is computed by the host or read over PCIe in place.
+inline bool copies_every_miss(CachePolicy p) { return p == CachePolicy::Lru || p == CachePolicy::Lfu; }
 
 struct GpuSetup {
   hw::GpuSpec spec;

@@ -151,7 +151,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   }
   if (e.misses == 0) return c;
 
-  const bool cache_copies = s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu;
+  const bool cache_copies = copies_every_miss(s_.engine.policy);
   if (cache_copies || copies_ram_experts(tokens)) {
     // lru, lfu: copy every miss into a slot (one copy engine, serial, a latency each), then
     // stream it like a hit; the copies overlap the hits' reads. llama.cpp's batched step of 32
@@ -201,7 +201,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   // The platform's link runs at the nominal host->device rate; layer() reads the experts at
   // link_bw_ (NUMA-adjusted), so the bytes are scaled to take layer()'s time on it.
   const double to_nominal = card_.link.h2d_bandwidth / link_bw_;
-  if (s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu) {
+  if (copies_every_miss(s_.engine.policy)) {
     d.gpu_after = e.misses * expert_bytes_ / bw_;
     d.link_bytes = e.misses * slot_bytes_ * to_nominal;
     d.link_wait = (e.misses - 1) * link_latency_;  // one copy engine: a latency per copy
@@ -361,7 +361,7 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
   const double attention_rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
   const double launches = layer_launches() + pass.gpu_expert_layers * ph.moe_layer_sync;
   const double layers = layers_;
-  const bool copies_in = s_.engine.policy == CachePolicy::Lru || s_.engine.policy == CachePolicy::Lfu;
+  const bool copies_in = copies_every_miss(s_.engine.policy);
   for_each_ubatch(pass.sequences, [&](const UbatchWork& u) {
     // The GPU: its GEMMs and attention, or what it reads (the non-expert weights, the resident
     // experts it touches, its sequences' KV cache) plus the per-layer fixed cost, as a decode
