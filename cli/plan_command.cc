@@ -509,7 +509,7 @@ int plan_command(const std::vector<std::string>& argv) {
               << "  (" << ok[i].placement.description << "; " << ok[i].context_note << ")\n";
   // An engine preset with no fixed cost per step or layer (hybrid-cpu-experts: none measured)
   // ranks short steps by their bytes alone (as `run` notes).
-  if (const auto& ph = named.engine.physics; ph.step_overhead == 0 && ph.layer_launch == 0 && ph.moe_layer_sync == 0)
+  if (named.engine.physics.no_fixed_costs())
     std::cout << "\n  " << named.engine.preset << " has no fixed cost per step or layer (none measured): the fast "
               << "candidates' speeds are their bytes alone, upper bounds.\n";
   // The two ways of offloading compared, when the best placement offloads at all (else the

@@ -497,8 +497,7 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
   // A preset with no fixed cost per step or layer (hybrid-cpu-experts: none measured) times a
   // short step as its bytes alone. The other presets' measured per-step costs (vLLM 0.3 ms, the
   // expert cache 1.4 ms) would be 6% or more of a step under 5 ms: say the speed is an upper bound.
-  if (const auto& ph = s.engine.physics; r.decode_steps > 0 && ph.step_overhead == 0 && ph.layer_launch == 0 &&
-                                          ph.moe_layer_sync == 0 && t / static_cast<double>(r.decode_steps) < kShortStep_s)
+  if (r.decode_steps > 0 && s.engine.physics.no_fixed_costs() && t / static_cast<double>(r.decode_steps) < kShortStep_s)
     o << "  fixed costs     none in this engine preset (none measured): a step this short is its bytes alone, "
          "so its speed is an upper bound\n";
   if (r.contended_steps > 0 && r.contended_step_s / static_cast<double>(r.contended_steps) > 1.005 * t / static_cast<double>(r.decode_steps))

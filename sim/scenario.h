@@ -108,6 +108,8 @@ struct EnginePhysics {
   // the bytes' own time is simulated on the links).
   double handoff_sync = 0;
   double collective_sync = 0;
+  // No fixed cost per step or layer (hybrid-cpu-experts: none measured): a step is its bytes alone.
+  bool no_fixed_costs() const { return step_overhead == 0 && layer_launch == 0 && moe_layer_sync == 0; }
 };
 
 // How an engine runs its parallel slots' steps.
