@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "core/config_reader.h"
 #include "hw/gpu.h"
+#include "sim/engines/engine_family.h"
 #include "sim/vram_plan.h"
 #include "workloads/formats.h"
 #include "workloads/layer_split.h"
@@ -23,75 +24,11 @@ std::string quoted(const std::string& value) {
   for (char c : value) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
 }
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 }  // namespace
 
 EngineFlags engine_flags(const sim::Scenario& s) {
-  const sim::EngineSetup& e = s.engine;
-  const std::string kv = e.kv.name;
-  std::ostringstream f;
-  if (e.kv_pool) {  // vLLM
-    const std::string native = upper(s.model.native_format);
-    const bool sixteen_bit_checkpoint = native == "BF16" || native == "F16";
-    if (s.cards.size() > 1) f << "--tensor-parallel-size " << s.cards.size() << " ";
-    if (sixteen_bit_checkpoint && upper(e.other_format.name) == "FP8") f << "--quantization fp8 ";
-    // "auto" (the default) is the model's dtype: a 16-bit cache.
-    if (upper(kv) != "BF16" && upper(kv) != "F16") f << "--kv-cache-dtype " << kv << " ";
-    f << "--max-model-len " << e.context << " --gpu-memory-utilization " << number(e.kv_pool->gpu_memory_utilization)
-      << " --max-num-seqs " << e.parallel << " --block-size " << e.kv_pool->block_size;
-    return {"vllm serve", f.str()};
-  }
-  if (e.expert_cache) {  // vramsim's own engines
-    f << "--engine " << e.preset;
-    if (e.expert_format.name == e.other_format.name)
-      f << " --quant " << e.expert_format.name;
-    else
-      f << " --set engine.weights.experts=" << e.expert_format.name << " --set engine.weights.other=" << e.other_format.name;
-    f << " --context " << e.context;
-    if (e.cache_slots)
-      f << " --set engine.expert_cache.size=" << *e.cache_slots;
-    else if (e.cache_size_bytes)
-      f << " --set engine.expert_cache.size=" << static_cast<long long>(*e.cache_size_bytes / units::kMiB) << "MiB";
-    else if (e.misses_on_cpu)  // hybrid-cpu-experts: its preset has no hot set; this one was sized to the card
-      f << " --set engine.expert_cache.size=auto";
-    f << " --set engine.kv_type=" << kv;
-    if (e.parallel != 1) f << " --set engine.parallel=" << e.parallel;
-    return {"vramsim", f.str()};
-  }
-  // llama.cpp
-  f << describe(e.gpu_layers, e.cpu_moe_layers, s.model.layers, e.head_on_cpu, e.ngl_output_first).flags;
-  if (s.cards.size() > 1 && e.split == sim::Split::Tensor) f << " --split-mode row";
-  // A pipeline's layers per card as -ts proportions, always: the split simulated (the scenario's,
-  // or the default the simulation took) is then the one the flags give. llama.cpp deals
-  // min(-ngl, layers + 1) "layers" by -ts, the output layer among them when it is offloaded (the
-  // last card's): counts that include it split exactly there.
-  std::vector<int> split = e.gpu_layers > 0 ? e.layer_split : std::vector<int>{};  // -ngl 0: nothing to split
-  if (split.empty() && s.cards.size() > 1 && e.split == sim::Split::Pipeline && e.gpu_layers > 0) try {
-      for (const auto& share : sim::resident_shares(s)) split.push_back(share.end_layer - share.first_layer);
-    } catch (const std::invalid_argument&) {
-      split.clear();  // no split to print for a placement that does not deal
-    }
-  if (!split.empty()) {
-    std::size_t last = split.size() - 1;  // the card with the last layer holds the head
-    while (last > 0 && split[last] == 0) --last;
-    if (!e.head_on_cpu) ++split[last];
-    f << " -ts " << workloads::counts_text(split);
-  }
-  f << " -c " << e.context * e.parallel;
-  // -ub (llama.cpp's default 512); a micro-batch above the logical batch (-b, 2048) needs both.
-  // 0, a whole prompt at once: both as large as the context.
-  if (const int ub = e.physics.prefill_ubatch; ub != 512) {
-    const std::int64_t size = ub > 0 ? ub : e.context * e.parallel;
-    if (size > 2048) f << " -b " << size;
-    f << " -ub " << size;
-  }
-  if (e.parallel != 1) f << " -np " << e.parallel;
-  if (kv != "f16") f << " -ctk " << kv << " -ctv " << kv << " -fa on";
-  return {"llama.cpp", f.str()};
+  const sim::engines::EngineCommand c = sim::engines::family(s.engine.family).command(s);
+  return {c.program, c.flags};
 }
 
 bool fits(const sim::Scenario& s) {
@@ -118,12 +55,10 @@ Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_
                                       " and the LM head on the CPU"
                                 : std::to_string(gpu_layers) + " of " + std::to_string(layers) + " layers and the LM head on the GPU, " +
                                       first + " on the CPU";
-  p.flags = "-ngl " + std::to_string(sim::ngl_flag(gpu_layers, layers, head_on_cpu, ngl_output_first));
-  if (cpu_moe_layers > 0) {
+  p.flags = sim::engines::llama_cpp_placement_flags(gpu_layers, cpu_moe_layers, layers, head_on_cpu, ngl_output_first);
+  if (cpu_moe_layers > 0)
     p.description += ", the routed experts of the first " + std::to_string(cpu_moe_layers) + " of " +
                      std::to_string(layers) + " layers on the CPU";
-    p.flags += cpu_moe_layers == layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(cpu_moe_layers);
-  }
   return p;
 }
 

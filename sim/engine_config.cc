@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "sim/engines/engine_family.h"
 #include "workloads/layer_split.h"
 
 namespace vramsim::sim {
@@ -25,6 +26,12 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   MapReader e(resolved, "engine");
   EngineSetup s;
   s.preset = e.string("name");
+  const std::string family = e.string("family");
+  if (!engines::find_family(family, &s.family)) {
+    std::string names;
+    for (const auto& n : engines::family_names()) names += (names.empty() ? "" : ", ") + n;
+    e.fail_at("family", "unknown engine family \"" + family + "\" (expected one of " + names + ")");
+  }
   e.ignore("source");
   if (const Node* bias = e.node().find("decode_bias"); bias && !bias->is_null()) {
     if (!bias->is_map()) e.fail_at("decode_bias", "expected a mapping of card names to notes");
@@ -255,6 +262,7 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   if ((s.gpu_layers < model.layers || s.head_on_cpu || s.cpu_moe_layers > 0) && s.physics.cpu_bandwidth_efficiency <= 0)
     e.fail_at(s.gpu_layers < model.layers || s.head_on_cpu ? "gpu_layers" : "cpu_moe_layers",
               "CPU layers, an LM head or experts on the CPU need the engine's cpu_bandwidth_efficiency");
+  engines::family(s.family).check(e, s);
   e.finish();
   return s;
 }
@@ -263,9 +271,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
 std::string describe_placement(const Scenario& s) {
   const auto& e = s.engine;
   const bool all = e.gpu_layers == s.model.layers && !e.head_on_cpu;
-  std::string flags = "-ngl " + std::to_string(ngl_flag(e.gpu_layers, s.model.layers, e.head_on_cpu, e.ngl_output_first));
-  if (e.cpu_moe_layers > 0)
-    flags += e.cpu_moe_layers == s.model.layers ? " --cpu-moe" : " --n-cpu-moe " + std::to_string(e.cpu_moe_layers);
+  std::string flags =
+      engines::llama_cpp_placement_flags(e.gpu_layers, e.cpu_moe_layers, s.model.layers, e.head_on_cpu, e.ngl_output_first);
   if (!e.layer_split.empty()) flags += ", layers per card " + workloads::counts_text(e.layer_split);  // engine.layer_split
   if (all) return flags + ", every layer on the GPU";
   if (e.gpu_layers == s.model.layers) return flags + ", every layer on the GPU but the LM head on the CPU";

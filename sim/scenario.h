@@ -113,6 +113,9 @@ struct EnginePhysics {
 };
 
 // How an engine runs its parallel slots' steps.
+// The engine family an engine file names (`family:`); its behaviour lives in sim/engines/.
+enum class EngineFamilyId { LlamaCpp, Vllm, ExpertCache, HybridCpuExperts };
+
 enum class SlotScheduling {
   Serial,      // one decode loop: a slot's step runs alone, the next waits (round robin)
   Overlapped,  // slots' steps run at once, contending for the GPU, the host's workers and the link
@@ -152,6 +155,7 @@ struct EngineSetup {
   // puts the last N layers there and the head only with N above the layer count.
   bool ngl_output_first = true;
   int cpu_moe_layers = 0;
+  EngineFamilyId family = EngineFamilyId::ExpertCache;  // engine.family (sim/engines/engine_family.h)
   bool expert_cache = true;      // false: experts live with their layer (VRAM or RAM), no cache
   // vram_rule: engine: judge a placement with every layer on the GPUs as offload placements
   // are, by weights + KV + runtime against the card's total, not by the memory-budget model.
