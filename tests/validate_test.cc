@@ -6,6 +6,7 @@
 #include <regex>
 #include <string>
 
+#include "core/config_reader.h"
 #include "core/config_tree.h"
 #include "reports/validation.h"
 #include "tests/test_support.h"
@@ -128,7 +129,7 @@ const std::string kCorpusHead =
 std::string corpus_case(const std::string& rest) { return kCorpusHead + "  - { name: x, measured: 100, " + rest + " }\n"; }
 }  // namespace
 
-TEST_CASE("validate: corpus cases take kind, engine and skip; other unknown keys stay errors", "[validate][corpus]") {
+TEST_CASE("validate: corpus cases take the kind engine and skip keys and other unknown keys stay errors", "[validate][corpus]") {
   using vramsim::reports::decode_validation_set;
   const auto set = decode_validation_set(yaml(
       kCorpusHead +
