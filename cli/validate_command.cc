@@ -78,7 +78,9 @@ int validate_command(const std::vector<std::string>& argv) {
     std::cout << "usage: vramsim validate [DATASET] [--json] [-j|--jobs N]\n\n"
                  "Runs the simulations of a validation dataset (configs/validation/DATASET.yaml, default\n"
                  "case-study) in parallel processes, prints prediction, measurement and error per case, and\n"
-                 "exits 1 when a case is out of its tolerance.\n";
+                 "exits 1 when a case is out of its tolerance. A dataset whose cases name a `kind` or an `engine`\n"
+                 "(configs/validation/public-corpus.yaml) also gets the median and max |error| of its prediction\n"
+                 "cases by kind and by engine; a case with `skip: REASON` is listed, not simulated.\n";
     return 0;
   }
   if (args.positional().size() > 1) throw UsageError("expected at most one dataset (see --help)");
@@ -131,6 +133,9 @@ int validate_command(const std::vector<std::string>& argv) {
   }
   const double median = sim::percentile(rel_errors, 0.5);
   const double worst = rel_errors.empty() ? 0.0 : *std::max_element(rel_errors.begin(), rel_errors.end());
+  // The corpus protocol's summary (prediction rows only, by kind and by engine): printed only for
+  // a dataset whose cases name a kind or an engine, so the other datasets' output is unchanged.
+  const reports::PredictionSummary summary = reports::summarize_predictions(results);
 
   if (args.flag("--json")) {
     json::Writer j;
@@ -143,9 +148,30 @@ int validate_command(const std::vector<std::string>& argv) {
       j.field("error", r.error).field("tolerance", r.spec->tolerance.value)
           .field("tolerance_kind", r.spec->tolerance.absolute ? "absolute" : "relative").field("pass", r.pass);
       if (r.spec->bucket) j.field("requests", static_cast<std::int64_t>(r.samples));
+      if (!r.spec->kind.empty()) j.field("kind", r.spec->kind);
+      if (!r.spec->engine.empty()) j.field("engine", r.spec->engine);
+      if (r.skipped) j.field("skip", r.spec->skip);
       j.end_object();
     }
-    j.end_array().end_object();
+    j.end_array();
+    if (summary.present) {
+      auto group = [&j](const reports::ErrorGroup& g) {
+        j.begin_object().field("group", g.group).field("rows", static_cast<std::int64_t>(g.rows))
+            .field("median_abs_error", g.median).field("max_abs_error", g.max).end_object();
+      };
+      j.key("predictions").begin_object();
+      j.field("calibration_cases", static_cast<std::int64_t>(summary.calibration))
+          .field("skipped_cases", static_cast<std::int64_t>(summary.skipped));
+      j.key("all");
+      group(summary.all);
+      j.key("by_kind").begin_array();
+      for (const auto& g : summary.by_kind) group(g);
+      j.end_array();
+      j.key("by_engine").begin_array();
+      for (const auto& g : summary.by_engine) group(g);
+      j.end_array().end_object();
+    }
+    j.end_object();
     std::cout << j.str() << "\n";
   } else {
     std::cout << "vramsim validate: " << set.name << " (" << set.source << ")\n\n";
@@ -156,8 +182,13 @@ int validate_command(const std::vector<std::string>& argv) {
       std::string err = r.predicted ? (rel ? fmt(100 * r.error) + "%" : fmt(r.error)) : "-";
       std::string tol = rel ? fmt(100 * c.tolerance.value) + "%" : fmt(c.tolerance.value);
       std::string label = c.name + (c.bucket ? " [" + std::to_string(r.samples) + " req]" : "");
-      std::printf("  %-44s %10s %10s %9s %9s  %-4s %s\n", label.c_str(), r.predicted ? fmt(*r.predicted).c_str() : "none",
-                  fmt(c.measured).c_str(), err.c_str(), tol.c_str(), r.pass ? "ok" : "FAIL", c.role.c_str());
+      std::string role = c.role;
+      if (!c.kind.empty()) role += " " + c.kind;
+      if (!c.engine.empty()) role += " " + c.engine;
+      if (r.skipped) role += " (" + c.skip + ")";
+      std::printf("  %-44s %10s %10s %9s %9s  %-4s %s\n", label.c_str(), r.skipped ? "-" : r.predicted ? fmt(*r.predicted).c_str() : "none",
+                  fmt(c.measured).c_str(), err.c_str(), r.skipped ? "-" : tol.c_str(), r.skipped ? "skip" : r.pass ? "ok" : "FAIL",
+                  role.c_str());
     }
     if (rel_errors.empty())
       std::printf("\n  %zu cases, %d failed; no relative error (no case has both a prediction and a non-zero measurement)\n",
@@ -165,6 +196,19 @@ int validate_command(const std::vector<std::string>& argv) {
     else
       std::printf("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
                   results.size(), failed, 100 * median, 100 * worst);
+    if (summary.present) {
+      std::printf("\n  predictions only (%zu calibration cases and %zu skipped cases left out): |error| by kind and by engine\n",
+                  summary.calibration, summary.skipped);
+      std::printf("  %-14s %6s %9s %9s\n", "", "rows", "median", "max");
+      auto line = [](const reports::ErrorGroup& g) {
+        std::printf("  %-14s %6zu %8.1f%% %8.1f%%\n", g.group.c_str(), g.rows, 100 * g.median, 100 * g.max);
+      };
+      for (const auto& g : summary.by_kind) line(g);
+      std::printf("\n");
+      for (const auto& g : summary.by_engine) line(g);
+      std::printf("\n");
+      line(summary.all);
+    }
   }
   return failed ? 1 : 0;
 }

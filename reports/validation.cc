@@ -94,6 +94,28 @@ ValidationSet decode_validation_set(const Node& root) {
     if (!known_role(v.role))
       c.fail_at("role", "expected prediction, fit input, calibration or \"calibration (PARAMETER)\", got \"" + v.role + "\"");
     v.measured = c.number("measured", config::Lower::NonNegative);
+    if (auto kind = c.optional_string("kind")) {
+      v.kind = *kind;
+      const auto& kinds = case_kinds();
+      if (std::find(kinds.begin(), kinds.end(), v.kind) == kinds.end())
+        c.fail_at("kind", "expected decode, prefill, offload, serving or multi-card, got \"" + v.kind + "\"");
+    }
+    if (auto engine = c.optional_string("engine")) {
+      v.engine = *engine;
+      if (v.engine.empty()) c.fail_at("engine", "expected the name of the engine that measured the row");
+    }
+    if ((!v.kind.empty() || !v.engine.empty()) && v.role != "prediction" && v.role != "calibration")
+      c.fail_at("role", "a case with a kind or an engine follows the corpus protocol: its role is prediction or calibration, got \"" +
+                            v.role + "\"");
+    if (auto skip = c.optional_string("skip")) {
+      v.skip = *skip;
+      if (v.skip.empty()) c.fail_at("skip", "expected the reason the case is not simulated");
+      // A skipped case names no run: it keeps its figure and its reason, nothing else.
+      if (c.has("tolerance")) v.tolerance = parse_tolerance(c.any("tolerance"), c.key_path("tolerance"));
+      c.finish();
+      set.cases.push_back(v);
+      continue;
+    }
     v.tolerance = parse_tolerance(c.any("tolerance"), c.key_path("tolerance"));
     if (c.has("bucket")) {
       const Node& b = c.any("bucket");
@@ -134,6 +156,12 @@ std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::s
   for (const auto& c : set.cases) {
     CaseResult r;
     r.spec = &c;
+    if (!c.skip.empty()) {  // not simulated: neither a prediction nor a failure
+      r.skipped = true;
+      r.pass = true;
+      results.push_back(r);
+      continue;
+    }
     if (c.bucket) {
       std::vector<double> decode;
       for (const auto& [name, out] : outputs)
@@ -171,6 +199,56 @@ std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::s
     results.push_back(r);
   }
   return results;
+}
+
+const std::vector<std::string>& case_kinds() {
+  static const std::vector<std::string> kinds = {"decode", "prefill", "offload", "serving", "multi-card"};
+  return kinds;
+}
+
+namespace {
+ErrorGroup error_group(std::string name, std::vector<double> errors) {
+  ErrorGroup g;
+  g.group = std::move(name);
+  g.rows = errors.size();
+  if (!errors.empty()) {
+    g.max = *std::max_element(errors.begin(), errors.end());
+    g.median = sim::percentile(std::move(errors), 0.5);
+  }
+  return g;
+}
+}  // namespace
+
+PredictionSummary summarize_predictions(const std::vector<CaseResult>& results) {
+  PredictionSummary s;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_kind, by_engine;
+  std::vector<std::string> engines;  // first-appearance order
+  for (const auto& r : results) {
+    const auto& c = *r.spec;
+    if (!c.kind.empty() || !c.engine.empty()) s.present = true;
+    if (r.skipped) {
+      ++s.skipped;
+      continue;
+    }
+    if (c.role != "prediction") {
+      if (c.role.starts_with("calibration")) ++s.calibration;
+      continue;
+    }
+    if (!r.predicted || c.measured == 0) continue;
+    const double e = std::fabs(*r.predicted / c.measured - 1.0);
+    all.push_back(e);
+    if (!c.kind.empty()) by_kind[c.kind].push_back(e);
+    if (!c.engine.empty()) {
+      if (!by_engine.count(c.engine)) engines.push_back(c.engine);
+      by_engine[c.engine].push_back(e);
+    }
+  }
+  s.all = error_group("all", all);
+  for (const auto& k : case_kinds())
+    if (auto it = by_kind.find(k); it != by_kind.end()) s.by_kind.push_back(error_group(k, it->second));
+  for (const auto& e : engines) s.by_engine.push_back(error_group(e, by_engine[e]));
+  return s;
 }
 
 }  // namespace vramsim::reports

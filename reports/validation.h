@@ -33,6 +33,11 @@ struct ValidationCase {
   std::optional<std::pair<double, double>> bucket;  // [lo, hi) of pcie_overflow: decode p50 of those requests
   double measured = 0;
   Tolerance tolerance;
+  // The corpus protocol (configs/validation/public-corpus.yaml): what the row measures, which
+  // engine measured it, and, for a row the catalogue cannot express yet, why it is not run.
+  std::string kind;                // decode | prefill | offload | serving | multi-card, or "" (not given)
+  std::string engine;              // the measuring engine ("llama.cpp", "ktransformers", ...), or ""
+  std::string skip;                // non-empty: not simulated, not in any summary; the reason
 };
 
 struct ValidationSet {
@@ -58,10 +63,35 @@ struct CaseResult {
   double error = 0;                 // relative (predicted / measured - 1) or absolute difference
   std::size_t samples = 0;          // bucket cases: requests in the bucket
   bool pass = false;
+  bool skipped = false;             // a `skip` case: neither simulated nor failed
 };
 
 // Throws ConfigError (at the case's `metric`) when a metric names no value in its run's output,
 // or a value that is not a number (null, a figure the run has none of, is a prediction of none).
 std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::string, RunOutput>& outputs);
+
+// The kinds a case's `kind` may name, in the order summaries list them.
+const std::vector<std::string>& case_kinds();
+
+// Prediction-only |relative error| of one group of cases (a kind, an engine, or all).
+struct ErrorGroup {
+  std::string group;
+  std::size_t rows = 0;             // prediction cases with a prediction and a non-zero measurement
+  double median = 0;
+  double max = 0;
+};
+
+// validate's summary over cases with `role: prediction` that were simulated (not skipped) and
+// have a relative error; calibration cases and skipped ones are only counted. Kinds in
+// case_kinds() order, engines in first-appearance order; a group with no such case is left out.
+struct PredictionSummary {
+  bool present = false;             // some case names a kind or an engine: the summary is printed
+  ErrorGroup all;
+  std::vector<ErrorGroup> by_kind;
+  std::vector<ErrorGroup> by_engine;
+  std::size_t calibration = 0;      // simulated calibration cases
+  std::size_t skipped = 0;
+};
+PredictionSummary summarize_predictions(const std::vector<CaseResult>& results);
 
 }  // namespace vramsim::reports

@@ -2,8 +2,13 @@
 // configs/validation/case-study.yaml in its own process and compares with the report.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <regex>
+#include <string>
 
+#include "core/config_reader.h"
+#include "core/config_tree.h"
+#include "reports/validation.h"
 #include "tests/test_support.h"
 
 using vramsim::test::run_vramsim;
@@ -100,4 +105,142 @@ TEST_CASE("validate: an unknown dataset names the ones there are", "[validate][e
   CHECK(r.status == 2);
   CHECK(r.out.empty());
   CHECK_THAT(r.err, Catch::Contains("no validation dataset \"bogus\" (datasets: case-study, community, llama-cpp, multi-card"));
+}
+
+// The corpus protocol (configs/validation/public-corpus.yaml): `kind`, `engine` and `skip`
+// are case keys; any other unknown key is still an error; validate's summary is over
+// prediction rows only, by kind and by engine.
+namespace {
+vramsim::config::Node yaml(const std::string& text) {
+  auto n = vramsim::config::parse_yaml(text, "corpus-test.yaml");
+  REQUIRE(n);
+  return std::move(n).value();
+}
+
+const std::string kCorpusHead =
+    "name: t\nsource: test\nruns:\n"
+    "  a: { scenario: scenarios/llama-bench-tg128.yaml }\n"
+    "  b: { scenario: scenarios/llama-bench-tg128.yaml }\n"
+    "  c: { scenario: scenarios/llama-bench-tg128.yaml }\n"
+    "  d: { scenario: scenarios/llama-bench-tg128.yaml }\n"
+    "  e: { scenario: scenarios/llama-bench-tg128.yaml }\n"
+    "cases:\n";
+
+std::string corpus_case(const std::string& rest) { return kCorpusHead + "  - { name: x, measured: 100, " + rest + " }\n"; }
+}  // namespace
+
+TEST_CASE("validate: corpus cases take the kind engine and skip keys and other unknown keys stay errors", "[validate][corpus]") {
+  using vramsim::reports::decode_validation_set;
+  const auto set = decode_validation_set(yaml(
+      kCorpusHead +
+      "  - { name: p, run: a, metric: decode_tok_s.p50, measured: 100, tolerance: 25%, role: prediction, kind: decode, engine: llama.cpp }\n"
+      "  - { name: q, run: b, metric: prefill_tok_s.p50, measured: 100, tolerance: 25%, role: calibration, kind: prefill, engine: ktransformers }\n"
+      "  - { name: s, measured: 12.5, role: prediction, kind: offload, engine: vllm, skip: no catalogue card }\n"
+      "  - { name: plain, run: c, metric: decode_tok_s.p50, measured: 100, tolerance: 10%, role: fit input }\n"));
+  REQUIRE(set.cases.size() == 4);
+  CHECK(set.cases[0].kind == "decode");
+  CHECK(set.cases[0].engine == "llama.cpp");
+  CHECK(set.cases[0].skip.empty());
+  CHECK(set.cases[1].kind == "prefill");
+  CHECK(set.cases[2].skip == "no catalogue card");
+  CHECK(set.cases[2].run.empty());
+  CHECK(set.cases[2].measured == 12.5);
+  CHECK(set.cases[3].kind.empty());  // the older datasets' cases: no kind, no engine
+  CHECK(set.cases[3].engine.empty());
+
+  auto refused = [](const std::string& text, const std::string& what) {
+    INFO(text);
+    try {
+      decode_validation_set(yaml(text));
+      FAIL("accepted");
+    } catch (const vramsim::config::ConfigError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains(what));
+    }
+  };
+  refused(corpus_case("run: a, metric: decode_tok_s.p50, tolerance: 25%, role: prediction, kinds: decode"), "kinds");
+  refused(corpus_case("run: a, metric: decode_tok_s.p50, tolerance: 25%, role: prediction, kind: training"),
+          "expected decode, prefill, offload, serving or multi-card, got \"training\"");
+  refused(corpus_case("run: a, metric: decode_tok_s.p50, tolerance: 25%, role: fit input, kind: decode"),
+          "its role is prediction or calibration");
+  refused(corpus_case("run: a, metric: decode_tok_s.p50, tolerance: 25%, role: prediction, engine: \"\""), "engine");
+  refused(corpus_case("role: prediction, kind: decode, skip: \"\""), "the reason the case is not simulated");
+  refused(corpus_case("run: a, role: prediction, kind: decode, skip: later"), "run");  // a skipped case names no run
+}
+
+TEST_CASE("validate: the prediction-only summary groups |error| by kind and by engine", "[validate][corpus]") {
+  using namespace vramsim::reports;
+  const auto set = decode_validation_set(yaml(
+      kCorpusHead +
+      "  - { name: a, run: a, metric: decode_tok_s.p50, measured: 100, tolerance: 25%, role: prediction, kind: decode, engine: llama.cpp }\n"
+      "  - { name: b, run: b, metric: decode_tok_s.p50, measured: 100, tolerance: 25%, role: prediction, kind: decode, engine: llama.cpp }\n"
+      "  - { name: c, run: c, metric: decode_tok_s.p50, measured: 100, tolerance: 25%, role: calibration, kind: decode, engine: llama.cpp }\n"
+      "  - { name: d, run: d, metric: decode_tok_s.p50, measured: 100, tolerance: 25%, role: prediction, kind: decode, engine: ktransformers }\n"
+      "  - { name: e, run: e, metric: prefill_tok_s.p50, measured: 100, tolerance: 25%, role: prediction, kind: prefill, engine: llama.cpp }\n"
+      "  - { name: s, measured: 100, role: prediction, kind: serving, engine: vllm, skip: no card }\n"));
+  std::map<std::string, RunOutput> outputs;
+  outputs["a"].summary = yaml("{\"decode_tok_s\": {\"p50\": 110}}");   // +10%
+  outputs["b"].summary = yaml("{\"decode_tok_s\": {\"p50\": 80}}");    // -20%
+  outputs["c"].summary = yaml("{\"decode_tok_s\": {\"p50\": 400}}");   // +300%, a calibration: left out
+  outputs["d"].summary = yaml("{\"decode_tok_s\": {\"p50\": 130}}");   // +30%
+  outputs["e"].summary = yaml("{\"prefill_tok_s\": {\"p50\": 50}}");   // -50%
+  const auto results = evaluate(set, outputs);
+  REQUIRE(results.size() == 6);
+  CHECK(results[5].skipped);
+  CHECK(results[5].pass);           // a skipped case is not a failure
+  CHECK_FALSE(results[5].predicted);
+  CHECK_FALSE(results[2].pass);     // the calibration case still fails its own tolerance
+
+  const PredictionSummary s = summarize_predictions(results);
+  CHECK(s.present);
+  CHECK(s.calibration == 1);
+  CHECK(s.skipped == 1);
+  CHECK(s.all.rows == 4);
+  CHECK(s.all.median == Approx(0.25));  // 0.1, 0.2, 0.3, 0.5
+  CHECK(s.all.max == Approx(0.5));
+  REQUIRE(s.by_kind.size() == 2);  // no simulated serving row: no serving group
+  CHECK(s.by_kind[0].group == "decode");
+  CHECK(s.by_kind[0].rows == 3);
+  CHECK(s.by_kind[0].median == Approx(0.2));
+  CHECK(s.by_kind[0].max == Approx(0.3));
+  CHECK(s.by_kind[1].group == "prefill");
+  CHECK(s.by_kind[1].median == Approx(0.5));
+  REQUIRE(s.by_engine.size() == 2);  // first-appearance order
+  CHECK(s.by_engine[0].group == "llama.cpp");
+  CHECK(s.by_engine[0].rows == 3);
+  CHECK(s.by_engine[0].median == Approx(0.2));
+  CHECK(s.by_engine[0].max == Approx(0.5));
+  CHECK(s.by_engine[1].group == "ktransformers");
+  CHECK(s.by_engine[1].median == Approx(0.3));
+
+  // A dataset whose cases name neither a kind nor an engine gets no summary (output unchanged).
+  const auto plain = decode_validation_set(yaml(kCorpusHead +
+      "  - { name: a, run: a, metric: decode_tok_s.p50, measured: 100, tolerance: 25%, role: prediction }\n"));
+  CHECK_FALSE(summarize_predictions(evaluate(plain, outputs)).present);
+}
+
+// configs/validation/public-corpus.yaml (issue 23): every simulated row gets a prediction, every
+// skipped row keeps its figure and reason, and the prediction-only summary is in --json.
+// Whether rows pass is the measurement being reported, not a property of the code.
+TEST_CASE("validate: the public corpus runs, predicts every simulated row and summarises by kind and engine",
+          "[validate][corpus]") {
+  auto r = run_vramsim("validate public-corpus --json --jobs 2");
+  INFO(r.err);
+  REQUIRE((r.status == 0 || r.status == 1));
+  CHECK_THAT(r.out, Catch::Contains("\"dataset\": \"public-corpus\""));
+  CHECK_THAT(r.out, Catch::Contains("\"cases\": 246"));
+  CHECK_THAT(r.out, Catch::Contains("\"calibration_cases\": 6") && Catch::Contains("\"skipped_cases\": 88"));
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = r.out.find(what); at != std::string::npos; at = r.out.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("\"skip\": ") == 88);
+  CHECK(count("\"predicted\": null") == 88);  // exactly the skipped rows
+  CHECK(count("\"kind\": ") == 246);
+  CHECK(count("\"engine\": ") == 246);
+  for (const char* group : {"\"group\": \"decode\"", "\"group\": \"prefill\"", "\"group\": \"offload\"", "\"group\": \"serving\"",
+                            "\"group\": \"multi-card\"", "\"group\": \"llama.cpp\"", "\"group\": \"ktransformers\""}) {
+    INFO(group);
+    CHECK(count(group) == 1);
+  }
 }
