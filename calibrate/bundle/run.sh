@@ -54,6 +54,27 @@ if command -v sha256sum >/dev/null 2>&1 && [ -f "$here/SHA256SUMS" ]; then
   (cd "$here" && sha256sum --quiet -c SHA256SUMS) || { echo "run.sh: the bundle's files do not match SHA256SUMS" >&2; exit 2; }
 fi
 
+# ---- the card ----------------------------------------------------------------------------
+export CUDA_DEVICE_ORDER=PCI_BUS_ID  # CUDA device 0 is nvidia-smi's first GPU
+if [ "$dry" = 1 ]; then
+  [ -n "$name" ] || name=dry-run
+  mode_args=(--dry-run)
+  say "dry run: no CUDA call will be made and nothing will be measured"
+else
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "run.sh: nvidia-smi not found: this needs an NVIDIA GPU and driver (or --dry-run)" >&2
+    exit 2
+  fi
+  nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current \
+             --format=csv 2>&1 | sed 's/^/  nvidia-smi: /'
+  [ -n "$name" ] || name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9._\n-' '-')
+  mode_args=()
+fi
+log="$out/$name-log.txt"
+exec > >(tee -a "$log") 2>&1
+tee_pid=$!
+say "bundle: $(head -n 1 "$here/MANIFEST.txt" 2>/dev/null); mode $([ "$quick" = 1 ] && echo quick || echo full)$([ "$dry" = 1 ] && echo ', dry run'); budget ${budget}s; out $out; name $name"
+
 # ---- the libraries the binary needs, where CUDA images keep them ------------------------
 # find_lib SONAME: the first folder holding SONAME (the loader's cache, the CUDA toolkit's
 # folders, the driver's, pip's nvidia-* wheels); empty when none.
@@ -88,26 +109,6 @@ if ldd "$bin" 2>&1 | grep -q "not found"; then
   exit 2
 fi
 ldd "$bin" | sed 's/^/  ldd: /'
-
-# ---- the card ----------------------------------------------------------------------------
-export CUDA_DEVICE_ORDER=PCI_BUS_ID  # CUDA device 0 is nvidia-smi's first GPU
-if [ "$dry" = 1 ]; then
-  [ -n "$name" ] || name=dry-run
-  mode_args=(--dry-run)
-  say "dry run: no CUDA call will be made and nothing will be measured"
-else
-  if ! command -v nvidia-smi >/dev/null 2>&1; then
-    echo "run.sh: nvidia-smi not found: this needs an NVIDIA GPU and driver (or --dry-run)" >&2
-    exit 2
-  fi
-  nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current \
-             --format=csv 2>&1 | sed 's/^/  nvidia-smi: /'
-  [ -n "$name" ] || name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr ' ' '-' | tr '[:upper:]' '[:lower:]')
-  mode_args=()
-fi
-log="$out/$name-log.txt"
-exec > >(tee -a "$log") 2>&1
-say "bundle: $(head -n 1 "$here/MANIFEST.txt" 2>/dev/null); mode $([ "$quick" = 1 ] && echo quick || echo full)$([ "$dry" = 1 ] && echo ', dry run'); budget ${budget}s; out $out; name $name"
 
 # ---- 1. microbenchmarks ------------------------------------------------------------------
 status=0
@@ -165,4 +166,6 @@ if command -v python3 >/dev/null 2>&1; then
   done
 fi
 say "done in $((SECONDS - start))s, status $status"
+exec >&- 2>&-  # let tee finish the log before the script ends
+wait "$tee_pid" 2>/dev/null
 exit "$status"
