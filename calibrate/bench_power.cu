@@ -1,35 +1,30 @@
 // (8) Board power from NVML's total energy counter (millijoules since driver load,
 // nvmlDeviceGetTotalEnergyConsumption, Volta and newer): average watts = delta energy /
-// wall time, over an idle window and over a steady memory-bound read loop. Compiled out
-// (no power section in the YAML) when the build found no NVML (VRAMSIM_CALIBRATE_NVML unset).
-// NVML failures are not fatal: power is optional, so they only drop the section.
+// wall time, over an idle window and over a steady memory-bound read loop. NVML is loaded at
+// run time (nvml_loader.h): where libnvidia-ml.so.1 is missing, the power section is left out
+// with a note. NVML failures are not fatal: power is optional, so they only drop the section.
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "calibrate/common.cuh"
-
-#ifdef VRAMSIM_CALIBRATE_NVML
-#include <nvml.h>
-#endif
+#include "calibrate/nvml_loader.h"
 
 namespace vramsim::calibrate {
 
-#ifndef VRAMSIM_CALIBRATE_NVML
-
-void bench_power(Context& ctx) {
-  std::printf("== power: skipped (built without NVML)\n");
-  ctx.raw["notes"].push(Value::string("power: built without NVML, not measured"));
-}
-
-#else
-
 namespace {
 
-bool nvml_ok(nvmlReturn_t r, const char* what, Context& ctx) {
-  if (r == NVML_SUCCESS) return true;
-  const std::string msg = std::string("power: ") + what + " failed: " + nvmlErrorString(r);
+using nvmlDevice_t = NvmlApi::Device;
+
+const NvmlApi& nvml() {
+  static const NvmlApi api = load_nvml();
+  return api;
+}
+
+bool nvml_ok(NvmlApi::Return r, const char* what, Context& ctx) {
+  if (r == NvmlApi::kSuccess) return true;
+  const std::string msg = std::string("power: ") + what + " failed: " + nvml().error(r);
   std::fprintf(stderr, "vramsim-calibrate: %s (power section omitted)\n", msg.c_str());
   ctx.raw["notes"].push(Value::string(msg));
   return false;
@@ -46,11 +41,11 @@ template <class F>
 bool until_tick(nvmlDevice_t dev, Context& ctx, F&& body, unsigned long long* mj,
                 std::chrono::steady_clock::time_point* at) {
   unsigned long long e0 = 0, e = 0;
-  if (!nvml_ok(nvmlDeviceGetTotalEnergyConsumption(dev, &e0), "nvmlDeviceGetTotalEnergyConsumption", ctx)) return false;
+  if (!nvml_ok(nvml().total_energy(dev, &e0), "nvmlDeviceGetTotalEnergyConsumption", ctx)) return false;
   const auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     body();
-    if (!nvml_ok(nvmlDeviceGetTotalEnergyConsumption(dev, &e), "nvmlDeviceGetTotalEnergyConsumption", ctx)) return false;
+    if (!nvml_ok(nvml().total_energy(dev, &e), "nvmlDeviceGetTotalEnergyConsumption", ctx)) return false;
     *at = std::chrono::steady_clock::now();
     *mj = e;
     if (e != e0) return true;
@@ -92,22 +87,27 @@ void bench_power(Context& ctx) {
     ctx.raw["notes"].push(Value::string("power: MIG instance, board power not measured"));
     return;
   }
-  if (!nvml_ok(nvmlInit_v2(), "nvmlInit", ctx)) return;
+  if (!nvml().missing.empty()) {
+    std::printf("== power: skipped (%s)\n", nvml().missing.c_str());
+    ctx.raw["notes"].push(Value::string("power: not measured: " + nvml().missing));
+    return;
+  }
+  if (!nvml_ok(nvml().init(), "nvmlInit", ctx)) return;
   char bus_id[64] = {};
   CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ctx.device));
   nvmlDevice_t dev;
-  if (!nvml_ok(nvmlDeviceGetHandleByPciBusId_v2(bus_id, &dev), "nvmlDeviceGetHandleByPciBusId", ctx)) {
-    (void)nvmlShutdown();
+  if (!nvml_ok(nvml().handle_by_pci_bus_id(bus_id, &dev), "nvmlDeviceGetHandleByPciBusId", ctx)) {
+    (void)nvml().shutdown();
     return;
   }
   // MIG mode of the board (read only): with MIG on, the board's power is shared by instances.
   unsigned int mig_current = 0, mig_pending = 0;
-  if (nvmlDeviceGetMigMode(dev, &mig_current, &mig_pending) == NVML_SUCCESS) {
-    ctx.raw["device"]["nvml_mig_mode"] = Value::boolean(mig_current == NVML_DEVICE_MIG_ENABLE);
-    if (mig_current == NVML_DEVICE_MIG_ENABLE) {
+  if (nvml().mig_mode(dev, &mig_current, &mig_pending) == NvmlApi::kSuccess) {
+    ctx.raw["device"]["nvml_mig_mode"] = Value::boolean(mig_current == NvmlApi::kMigEnable);
+    if (mig_current == NvmlApi::kMigEnable) {
       std::fprintf(stderr, "vramsim-calibrate: warning: MIG mode is on; board power is shared, power skipped\n");
       ctx.raw["notes"].push(Value::string("power: MIG mode on (nvmlDeviceGetMigMode), board power not measured"));
-      (void)nvmlShutdown();
+      (void)nvml().shutdown();
       return;
     }
   }
@@ -145,7 +145,7 @@ void bench_power(Context& ctx) {
   const bool load_ok = average_power(dev, window, ctx, load, [&] { launches = 0; }, &load_w, &load_t);
 
   unsigned int limit_mw = 0;
-  const bool limit_ok = nvmlDeviceGetEnforcedPowerLimit(dev, &limit_mw) == NVML_SUCCESS;
+  const bool limit_ok = nvml().enforced_power_limit(dev, &limit_mw) == NvmlApi::kSuccess;
 
   if (idle_ok && load_ok) {
     Value p = Value::object();
@@ -163,9 +163,7 @@ void bench_power(Context& ctx) {
   }
 
   CHECK(cudaStreamDestroy(s));
-  (void)nvmlShutdown();
+  (void)nvml().shutdown();
 }
-
-#endif  // VRAMSIM_CALIBRATE_NVML
 
 }  // namespace vramsim::calibrate

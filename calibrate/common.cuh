@@ -78,10 +78,12 @@ struct Context {
 };
 
 // Appends one series of samples to ctx.raw["series"]: {name, params, unit, samples, stats}.
-// Returns the summary of the samples.
+// Returns the summary of the samples, after printing it (series_line) and flushing stdout.
 inline Stats record(Context& ctx, const std::string& name, Value params, const std::string& unit,
                     const std::vector<double>& samples) {
   const Stats s = summarize(samples);
+  std::printf("  %s\n", series_line(name, params, unit, s).c_str());
+  std::fflush(stdout);
   Value e = Value::object();
   e["name"] = Value::string(name);
   e["params"] = std::move(params);

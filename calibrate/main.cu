@@ -2,10 +2,13 @@
 // writes them as a calibration YAML (DIR/NAME.yaml, units in strings as the project's
 // configs have them) plus every sample (DIR/NAME-raw.json).
 //
-//   vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N]
+//   vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N] [--dry-run]
 //   vramsim-calibrate replay --trace FILE [...]   the real-card MoE replay (replay.cu)
 //
 // The card's settings (clocks, power limits, persistence, ...) are only read, never changed.
+// --dry-run makes no CUDA call: it writes both files with the structure of a run, marked
+// `mode: dry-run` and holding no measurement (no series, no figures), so that a machine
+// without a GPU checks the binary starts, parses its options and writes its outputs.
 
 #include <cctype>
 #include <cstring>
@@ -26,17 +29,19 @@ struct Options {
   std::string out = "calibration-out";
   std::string name;  // default: device name, lower case, spaces -> '-'
   bool quick = false;
+  bool dry_run = false;
   int device = 0;
 };
 
 void usage(std::FILE* f) {
   std::fprintf(f,
-               "usage: vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N]\n"
+               "usage: vramsim-calibrate [--out DIR] [--name NAME] [--quick] [--device N] [--dry-run]\n"
                "       vramsim-calibrate replay --trace FILE [...]  (the real-card MoE replay; replay --help)\n"
                "  --out DIR    output directory (default calibration-out)\n"
                "  --name NAME  file stem: DIR/NAME.yaml and DIR/NAME-raw.json (default: the device name)\n"
                "  --quick      half the sizes and trials (for a fast check)\n"
-               "  --device N   CUDA device ordinal (default 0)\n");
+               "  --device N   CUDA device ordinal (default 0)\n"
+               "  --dry-run    no CUDA call: write the files' structure, marked mode: dry-run, no measurement\n");
 }
 
 Options parse(int argc, char** argv) {
@@ -57,6 +62,8 @@ Options parse(int argc, char** argv) {
       o.name = value();
     } else if (a == "--quick") {
       o.quick = true;
+    } else if (a == "--dry-run") {
+      o.dry_run = true;
     } else if (a == "--device") {
       try {
         o.device = static_cast<int>(vc::option_integer("--device", value(), 0, 1023));
@@ -106,35 +113,30 @@ std::string utc_now() {
 
 namespace {
 
-int run(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "replay") == 0) return vc::replay_main(argc - 2, argv + 2);
-  const Options opt = parse(argc, argv);
-
+// Opens CUDA device opt.device into ctx (properties, context), names the run after it unless
+// --name was given, and describes it in `dev`. False (after saying why) when there is no
+// usable device; a failed CUDA call throws CudaFailure.
+bool open_device(const Options& opt, vc::Context& ctx, std::string& name, vc::Value& dev) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     std::fprintf(stderr, "vramsim-calibrate: no CUDA device: %s\n", cudaGetErrorString(err));
-    return 1;
+    return false;
   }
   if (count == 0) {
     std::fprintf(stderr, "vramsim-calibrate: no CUDA device: no devices found\n");
-    return 1;
+    return false;
   }
   if (opt.device < 0 || opt.device >= count) {
     std::fprintf(stderr, "vramsim-calibrate: no CUDA device: ordinal %d out of range (%d found)\n", opt.device, count);
-    return 1;
+    return false;
   }
 
-  vc::Context ctx;
-  ctx.device = opt.device;
-  ctx.quick = opt.quick;
-  ctx.trials = opt.quick ? 5 : 10;
-  ctx.warmup = opt.quick ? 1 : 2;
   CHECK(cudaSetDevice(ctx.device));
   CHECK(cudaGetDeviceProperties(&ctx.prop, ctx.device));
   CHECK(cudaFree(nullptr));  // create the context now, not inside the first measurement
 
-  const std::string name = opt.name.empty() ? slug(ctx.prop.name) : opt.name;
+  if (opt.name.empty()) name = slug(ctx.prop.name);
   int driver = 0, runtime = 0;
   CHECK(cudaDriverGetVersion(&driver));
   CHECK(cudaRuntimeGetVersion(&runtime));
@@ -145,7 +147,7 @@ int run(int argc, char** argv) {
               ctx.prop.minor, ctx.prop.multiProcessorCount, static_cast<double>(ctx.prop.totalGlobalMem) / vc::kMiB,
               opt.quick ? "quick" : "full");
 
-  vc::Value dev = vc::Value::object();
+  dev = vc::Value::object();
   dev["name"] = vc::Value::string(ctx.prop.name);
   dev["compute_capability"] = vc::Value::string(std::to_string(ctx.prop.major) + "." + std::to_string(ctx.prop.minor));
   dev["sm_count"] = vc::Value::number(ctx.prop.multiProcessorCount);
@@ -158,13 +160,31 @@ int run(int argc, char** argv) {
   dev["mig"] = vc::Value::boolean(ctx.mig);
   dev["driver_cuda_version"] = vc::Value::string(version_text(driver));  // highest CUDA the driver supports
   dev["runtime_version"] = vc::Value::string(version_text(runtime));
+  return true;
+}
+
+int run(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "replay") == 0) return vc::replay_main(argc - 2, argv + 2);
+  const Options opt = parse(argc, argv);
+  vc::Context ctx;
+  ctx.device = opt.device;
+  ctx.quick = opt.quick;
+  ctx.trials = opt.quick ? 5 : 10;
+  ctx.warmup = opt.quick ? 1 : 2;
+  std::string name = opt.name.empty() ? std::string("dry-run") : opt.name;
+  vc::Value dev;  // null in a dry run: no device was asked
+  if (!opt.dry_run && !open_device(opt, ctx, name, dev)) return 1;
+  const char* const mode = opt.dry_run ? "dry-run" : opt.quick ? "quick" : "full";
 
   ctx.summary["name"] = vc::Value::string(name);
-  ctx.summary["measured"] = vc::Value::string(utc_now());
-  ctx.summary["mode"] = vc::Value::string(opt.quick ? "quick" : "full");
+  // A dry run measured nothing: `measured` is null and hw/calibration.cc refuses the file.
+  ctx.summary["measured"] = opt.dry_run ? vc::Value() : vc::Value::string(utc_now());
+  ctx.summary["mode"] = vc::Value::string(mode);
   ctx.summary["device"] = dev;
   ctx.raw["tool"] = vc::Value::string("vramsim-calibrate");
   ctx.raw["measured"] = ctx.summary["measured"];
+  ctx.raw["dry_run"] = vc::Value::boolean(opt.dry_run);
+  if (opt.dry_run) ctx.raw["written"] = vc::Value::string(utc_now());
   ctx.raw["options"]["quick"] = vc::Value::boolean(opt.quick);
   ctx.raw["options"]["trials"] = vc::Value::number(ctx.trials);
   ctx.raw["options"]["warmup"] = vc::Value::number(ctx.warmup);
@@ -193,7 +213,11 @@ int run(int argc, char** argv) {
       }
     }
     std::ofstream y(yaml_path);
-    y << "# vramsim calibration of " << ctx.prop.name << ", measured by vramsim-calibrate.\n"
+    if (opt.dry_run)
+      y << "# DRY RUN of vramsim-calibrate (--dry-run): no device was used and nothing here is a\n"
+        << "# measurement; the simulator refuses this file as a calibration.\n";
+    else
+      y << "# vramsim calibration of " << ctx.prop.name << ", measured by vramsim-calibrate.\n"
       << "# Transfers: t = latency + bytes / bandwidth, least squares over a 4 KiB.."
       << (opt.quick ? "256 MiB" : "1 GiB") << " sweep\n"
       << "# (medians of " << ctx.trials << " trials per size). GB = 1e9 bytes. All samples: "
@@ -224,6 +248,15 @@ int run(int argc, char** argv) {
       {"power", vc::bench_power},
   };
   ctx.raw["completed"] = vc::Value::array();
+  if (opt.dry_run) {
+    ctx.raw["planned"] = vc::Value::array();
+    for (const Bench& b : benches) ctx.raw["planned"].push(vc::Value::string(b.name));
+    ctx.raw["notes"].push(vc::Value::string("dry run: no CUDA call was made; no benchmark ran and nothing was measured"));
+    if (!write_outputs()) return 1;
+    std::printf("vramsim-calibrate: dry run (no device, no measurement): wrote %s and %s\n", yaml_path.c_str(),
+                raw_path.c_str());
+    return 0;
+  }
   bool all_ok = true;
   for (const Bench& b : benches) {
     bool sticky = false;

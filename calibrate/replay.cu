@@ -13,8 +13,14 @@
 //
 //   vramsim-calibrate replay --trace FILE [--out DIR] [--name NAME] [--slots S,S,...]
 //       [--coverage C,C,...] [--policy profile|lru] [--modes copy,zero-copy] [--expert-bytes B]
-//       [--dense-bytes B] [--warmup-tokens N] [--trials N] [--device N]
-// Writes DIR/NAME-replay.json. Units: bytes, seconds.
+//       [--dense-bytes B] [--warmup-tokens N] [--trials N] [--device N] [--time-budget S] [--dry-run]
+// Writes DIR/NAME-replay.json after every point, so a run cut short keeps what it measured.
+// Points run cache size by cache size, both modes at each. --time-budget S (seconds from the
+// start) starts no trial that the previous one's length says would end past S, and abandons
+// one that is past S; the points left are written unmeasured with a note. --dry-run reads and
+// plans everything (hit rates come from the plan) but makes no CUDA call: its points carry
+// no tokens/s ("measured": false) and the document says "dry_run": true.
+// Units: bytes, seconds.
 
 #include <algorithm>
 #include <cerrno>
@@ -52,6 +58,8 @@ struct ReplayOptions {
   std::int64_t warmup_tokens = 16;
   int trials = 3;
   int device = 0;
+  double time_budget_s = 0.0;                 // 0: none
+  bool dry_run = false;
 };
 
 void replay_usage(std::FILE* f) {
@@ -68,7 +76,9 @@ void replay_usage(std::FILE* f) {
                "  --dense-bytes B      bytes read from VRAM per layer besides the experts (default 0)\n"
                "  --warmup-tokens N    untimed tokens first (default 16)\n"
                "  --trials N           timed repetitions per point, median reported (default 3)\n"
-               "  --device N           CUDA device ordinal (default 0)\n");
+               "  --device N           CUDA device ordinal (default 0)\n"
+               "  --time-budget S      seconds from the start: no trial begins that would end past S (default: none)\n"
+               "  --dry-run            read the trace and plan every point, make no CUDA call, measure nothing\n");
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -110,6 +120,8 @@ bool parse_replay(int argc, char** argv, ReplayOptions& o) {
       else if (a == "--warmup-tokens") o.warmup_tokens = option_integer(a, value(), 0, kMaxSlots);
       else if (a == "--trials") o.trials = static_cast<int>(option_integer(a, value(), 1, 1000));
       else if (a == "--device") o.device = static_cast<int>(option_integer(a, value(), 0, 1023));
+      else if (a == "--time-budget") o.time_budget_s = option_number(a, value(), 0.0, 1e6);
+      else if (a == "--dry-run") o.dry_run = true;
       else if (a == "-h" || a == "--help") {
         replay_usage(stdout);
         std::exit(0);
@@ -145,11 +157,14 @@ struct Point {
   std::string mode;
   ReplayPlan plan;
   std::vector<double> seconds;  // per trial, timed tokens
+  std::string note;             // why it was not (fully) measured; empty when it was
 };
 
 }  // namespace
 
 int replay_main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed_s = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   ReplayOptions opt;
   if (!parse_replay(argc, argv, opt)) return 2;
 
@@ -180,15 +195,80 @@ int replay_main(int argc, char** argv) {
     for (double c : opt.coverage) opt.slots.push_back(std::llround(std::clamp(c, 0.0, 1.0) * static_cast<double>(pairs)));
   std::vector<Point> points;
   try {
-    for (const auto& mode : opt.modes)
-      for (std::int64_t s : opt.slots) {
+    for (std::int64_t s : opt.slots)
+      for (const auto& mode : opt.modes) {
         // Zero-copy misses are read in place and never enter the cache: no eviction policy.
         const ReplayPolicy policy = mode == "zero-copy" ? ReplayPolicy::Profile : opt.policy;
-        points.push_back({mode, plan_replay(trace, s, policy, opt.warmup_tokens), {}});
+        points.push_back({mode, plan_replay(trace, s, policy, opt.warmup_tokens), {}, {}});
       }
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "vramsim-calibrate replay: %s\n", e.what());
     return 2;
+  }
+
+  // Writes DIR/NAME-replay.json: the points measured so far and the sizes skipped. Returns
+  // false (after saying why) when the file cannot be written.
+  const std::size_t expert_bytes = static_cast<std::size_t>(opt.expert_bytes ? opt.expert_bytes : trace.expert_bytes);
+  std::string device_name;
+  Value skipped = Value::array();
+  auto write_doc = [&]() -> bool {
+    Value doc = Value::object();
+    doc["tool"] = Value::string("vramsim-calibrate replay");
+    doc["device"] = opt.dry_run ? Value() : Value::string(device_name);
+    doc["dry_run"] = Value::boolean(opt.dry_run);
+    doc["trace"] = Value::string(opt.trace);
+    doc["layers"] = Value::number(trace.layers);
+    doc["experts"] = Value::number(trace.experts);
+    doc["top_k"] = Value::number(trace.top_k);
+    doc["expert_bytes"] = Value::number(static_cast<double>(expert_bytes));
+    doc["dense_bytes"] = Value::number(static_cast<double>(opt.dense_bytes));
+    doc["tokens"] = Value::number(static_cast<double>(trace.tokens));
+    doc["warmup_tokens"] = Value::number(static_cast<double>(opt.warmup_tokens));
+    doc["trials"] = Value::number(opt.trials);
+    doc["time_budget_s"] = opt.time_budget_s > 0.0 ? Value::number(opt.time_budget_s) : Value();
+    doc["points"] = Value::array();
+    doc["skipped"] = skipped;  // cache sizes not run: {slots, coverage, vram_bytes_needed, vram_bytes_usable, note}
+    for (const Point& pt : points) {
+      const double timed = static_cast<double>(pt.plan.counted_tokens);
+      const Stats s = summarize(pt.seconds);
+      Value p = Value::object();
+      p["mode"] = Value::string(pt.mode);
+      p["policy"] = Value::string(pt.plan.policy == ReplayPolicy::Lru ? "lru" : "profile");
+      p["slots"] = Value::number(static_cast<double>(pt.plan.slots));
+      p["coverage"] = Value::number(static_cast<double>(pt.plan.slots) / static_cast<double>(pairs));
+      p["hit_rate"] = Value::number(pt.plan.hit_rate());
+      p["misses_per_token"] = Value::number(pt.plan.misses_per_token());
+      p["layers_with_miss_per_token"] = Value::number(static_cast<double>(pt.plan.layers_with_miss) / timed);
+      const bool measured = !pt.seconds.empty();
+      p["measured"] = Value::boolean(measured);
+      p["tok_s"] = measured ? Value::number(timed / s.median) : Value();
+      p["tok_s_best"] = measured ? Value::number(timed / s.min) : Value();
+      p["step_s"] = measured ? Value::number(s.median / timed) : Value();
+      p["trial_seconds"] = number_array(pt.seconds);
+      if (!pt.note.empty()) p["note"] = Value::string(pt.note);
+      doc["points"].push(std::move(p));
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(opt.out, ec);
+    const std::filesystem::path path = std::filesystem::path(opt.out) / (opt.name + "-replay.json");
+    std::ofstream out(path);
+    write_json(out, doc);
+    if (!out) {
+      std::fprintf(stderr, "vramsim-calibrate replay: cannot write %s\n", path.c_str());
+      return false;
+    }
+    std::printf("vramsim-calibrate replay: wrote %s\n", path.c_str());
+    return true;
+  };
+  if (opt.dry_run) {
+    for (Point& pt : points) pt.note = "dry run: not measured (no CUDA call was made)";
+    std::printf("vramsim-calibrate replay: dry run of %zu points (%d layers x %d experts, top-%d, %lld tokens); "
+                "no device, no measurement\n", points.size(), trace.layers, trace.experts, trace.top_k,
+                static_cast<long long>(trace.tokens));
+    for (const Point& pt : points)
+      std::printf("  %-9s slots %7lld: hit rate %6.2f%% (plan)\n", pt.mode.c_str(), static_cast<long long>(pt.plan.slots),
+                  100.0 * pt.plan.hit_rate());
+    return write_doc() ? 0 : 1;
   }
 
   int count = 0;
@@ -205,9 +285,9 @@ int replay_main(int argc, char** argv) {
   CHECK(cudaSetDevice(opt.device));
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, opt.device));
+  device_name = prop.name;
 
   // Expert storage: 16-byte words, each expert rounded up to 4 KiB (page alignment of copies).
-  const std::size_t expert_bytes = static_cast<std::size_t>(opt.expert_bytes ? opt.expert_bytes : trace.expert_bytes);
   const std::size_t stride_bytes = (expert_bytes + 4095) & ~static_cast<std::size_t>(4095);
   const std::size_t words = expert_bytes / 16;
   const std::size_t host_bytes = stride_bytes * static_cast<std::size_t>(pairs);
@@ -231,7 +311,6 @@ int replay_main(int argc, char** argv) {
   const std::size_t budget = free_b > table_bytes + margin ? free_b - table_bytes - margin : 0;
   const std::vector<bool> fits = replay_sizes_that_fit(opt.slots, stride_bytes, trace.top_k, opt.dense_bytes, budget);
   std::int64_t max_slots = -1;
-  Value skipped = Value::array();
   for (std::size_t i = 0; i < opt.slots.size(); ++i) {
     if (fits[i]) {
       max_slots = std::max(max_slots, opt.slots[i]);
@@ -257,52 +336,6 @@ int replay_main(int argc, char** argv) {
   const std::size_t vram_bytes = max_slots < 0 ? 0 : static_cast<std::size_t>(replay_vram_bytes(max_slots, stride_bytes,
                                                                                                trace.top_k, opt.dense_bytes));
 
-  // Writes DIR/NAME-replay.json: the points measured so far and the sizes skipped. Returns
-  // false (after saying why) when the file cannot be written.
-  auto write_doc = [&]() -> bool {
-    Value doc = Value::object();
-    doc["tool"] = Value::string("vramsim-calibrate replay");
-    doc["device"] = Value::string(prop.name);
-    doc["trace"] = Value::string(opt.trace);
-    doc["layers"] = Value::number(trace.layers);
-    doc["experts"] = Value::number(trace.experts);
-    doc["top_k"] = Value::number(trace.top_k);
-    doc["expert_bytes"] = Value::number(static_cast<double>(expert_bytes));
-    doc["dense_bytes"] = Value::number(static_cast<double>(opt.dense_bytes));
-    doc["tokens"] = Value::number(static_cast<double>(trace.tokens));
-    doc["warmup_tokens"] = Value::number(static_cast<double>(opt.warmup_tokens));
-    doc["trials"] = Value::number(opt.trials);
-    doc["points"] = Value::array();
-    doc["skipped"] = skipped;  // cache sizes not run: {slots, coverage, vram_bytes_needed, vram_bytes_usable, note}
-    for (const Point& pt : points) {
-      const double timed = static_cast<double>(pt.plan.counted_tokens);
-      const Stats s = summarize(pt.seconds);
-      Value p = Value::object();
-      p["mode"] = Value::string(pt.mode);
-      p["policy"] = Value::string(pt.plan.policy == ReplayPolicy::Lru ? "lru" : "profile");
-      p["slots"] = Value::number(static_cast<double>(pt.plan.slots));
-      p["coverage"] = Value::number(static_cast<double>(pt.plan.slots) / static_cast<double>(pairs));
-      p["hit_rate"] = Value::number(pt.plan.hit_rate());
-      p["misses_per_token"] = Value::number(pt.plan.misses_per_token());
-      p["layers_with_miss_per_token"] = Value::number(static_cast<double>(pt.plan.layers_with_miss) / timed);
-      p["tok_s"] = Value::number(timed / s.median);
-      p["tok_s_best"] = Value::number(timed / s.min);
-      p["step_s"] = Value::number(s.median / timed);
-      p["trial_seconds"] = number_array(pt.seconds);
-      doc["points"].push(std::move(p));
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(opt.out, ec);
-    const std::filesystem::path path = std::filesystem::path(opt.out) / (opt.name + "-replay.json");
-    std::ofstream out(path);
-    write_json(out, doc);
-    if (!out) {
-      std::fprintf(stderr, "vramsim-calibrate replay: cannot write %s\n", path.c_str());
-      return false;
-    }
-    std::printf("vramsim-calibrate replay: wrote %s\n", path.c_str());
-    return true;
-  };
   if (max_slots < 0) {
     std::fprintf(stderr, "vramsim-calibrate replay: no requested cache size fits in %.0f MiB of usable VRAM; "
                  "use fewer --slots or a smaller --expert-bytes\n", static_cast<double>(budget) / kMiB);
@@ -315,6 +348,10 @@ int replay_main(int argc, char** argv) {
               static_cast<long long>(trace.tokens - opt.warmup_tokens), opt.trials);
   std::fflush(stdout);
 
+  // What a file written mid-run says of the points still to come; written once now, so that a
+  // run stopped while pinning the host memory (34 GB for the case study) still leaves the file.
+  for (Point& pt : points) pt.note = "not measured: the run ended before this point";
+  if (!write_doc()) return 1;
   unsigned char* host = nullptr;
   CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host), host_bytes, cudaHostAllocMapped));
   std::memset(host, 1, host_bytes);
@@ -340,7 +377,17 @@ int replay_main(int argc, char** argv) {
   const dim3 grid(blocks_x, static_cast<unsigned>(k + (opt.dense_bytes > 0 ? 1 : 0)));
 
   auto expert_host = [&](std::uint32_t id) { return host + stride_bytes * id; };
+  // The time budget: `past(ahead)` is true when `ahead` more seconds would end past it. The
+  // length of the last trial run (of any point, prefill included) is the estimate of the next.
+  auto past = [&](double ahead) { return opt.time_budget_s > 0.0 && elapsed_s() + ahead > opt.time_budget_s; };
+  const std::string budget_note = "not run: the --time-budget of " + format_number(opt.time_budget_s) + " s ran out";
+  bool out_of_time = false;
+  double last_trial_s = 0.0;
   for (Point& pt : points) {
+    if (out_of_time) {
+      pt.note = budget_note;
+      continue;
+    }
     const ReplayPlan& plan = pt.plan;
     const bool zero_copy = pt.mode == "zero-copy";
     // Where each look-up reads: its slot, the layer's staging buffer, or mapped host memory.
@@ -359,13 +406,22 @@ int replay_main(int argc, char** argv) {
         }
       }
     CHECK(cudaMemcpy(table, host_table.data(), lookups * sizeof(uint4*), cudaMemcpyHostToDevice));
-    for (int trial = 0; trial < opt.trials; ++trial) {
+    for (int trial = 0; trial < opt.trials && !out_of_time; ++trial) {
+      if (past(last_trial_s)) {
+        out_of_time = true;
+        break;
+      }
+      const auto trial_start = std::chrono::steady_clock::now();
       // Pre-fill: each trial starts from the same cache contents (hottest first).
       for (std::size_t s = 0; s < plan.initial.size(); ++s)
         CHECK(cudaMemcpyAsync(cache + stride_bytes * s, expert_host(plan.initial[s]), expert_bytes, cudaMemcpyHostToDevice, stream));
       CHECK(cudaStreamSynchronize(stream));
       std::chrono::steady_clock::time_point start;
       for (std::int64_t token = 0; token < trace.tokens; ++token) {
+        if (token % 32 == 0 && past(0.0)) {  // abandon the trial: it would end past the budget
+          out_of_time = true;
+          break;
+        }
         if (token == opt.warmup_tokens) start = std::chrono::steady_clock::now();
         for (int layer = 0; layer < trace.layers; ++layer) {
           const std::size_t lk = static_cast<std::size_t>(token) * trace.layers + static_cast<std::size_t>(layer);
@@ -388,8 +444,22 @@ int replay_main(int argc, char** argv) {
         }
         CHECK(cudaStreamSynchronize(stream));  // the host reads the sampled token
       }
+      if (out_of_time) {
+        CHECK(cudaStreamSynchronize(stream));
+        break;
+      }
       pt.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      last_trial_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_start).count();
     }
+    if (pt.seconds.empty()) {
+      pt.note = budget_note;
+      std::printf("  %-9s slots %7lld: %s\n", pt.mode.c_str(), static_cast<long long>(plan.slots), budget_note.c_str());
+      continue;
+    }
+    pt.note.clear();
+    if (static_cast<int>(pt.seconds.size()) < opt.trials)
+      pt.note = "measured in " + std::to_string(pt.seconds.size()) + " of " + std::to_string(opt.trials) +
+                " trials: the --time-budget ran out";
     const double timed = static_cast<double>(plan.counted_tokens);
     const double median = summarize(pt.seconds).median;
     std::printf("  %-9s slots %7lld (%5.1f%%): hit rate %6.2f%%, %6.2f misses/token, %5.1f layers with a miss/token: "
@@ -397,6 +467,7 @@ int replay_main(int argc, char** argv) {
                 100.0 * static_cast<double>(plan.slots) / static_cast<double>(pairs), 100.0 * plan.hit_rate(),
                 plan.misses_per_token(), static_cast<double>(plan.layers_with_miss) / timed, timed / median);
     std::fflush(stdout);
+    if (!write_doc()) return 1;
   }
 
   if (!write_doc()) return 1;

@@ -387,6 +387,20 @@ std::string to_yaml(const Value& v) {
   return s.str();
 }
 
+std::string series_line(const std::string& name, const Value& params, const std::string& unit, const Stats& s) {
+  auto figure = [&](double v) {
+    if (unit == "s") return format_time(v);
+    if (unit == "W") return format_power(v);
+    return format_number(v) + " " + unit;
+  };
+  std::string line = name;
+  for (const auto& [key, value] : params.members()) {
+    if (value.kind() == Value::Kind::Number) line += " " + key + "=" + format_number(value.as_number());
+    else if (value.kind() == Value::Kind::String) line += " " + key + "=" + value.as_string();
+  }
+  line += ": median " + figure(s.median) + " (min " + figure(s.min) + ", n " + std::to_string(s.n) + ")";
+  return line;
+}
 
 YamlFigure latency_figure(const TransferFit& fit) {
   YamlFigure f;

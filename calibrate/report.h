@@ -115,6 +115,11 @@ Value number_array(const std::vector<double>& v);
 // Stats as an object {n, min, median, max, mean}.
 Value stats_value(const Stats& s);
 
+// One line for a recorded series, printed as each measurement ends so that a run cut short
+// still shows its figures: "NAME k=v ...: median M (min m, n N)", numeric and string params as
+// k=v, times ("s") and powers ("W") in the project's unit strings, other units as "number unit".
+std::string series_line(const std::string& name, const Value& params, const std::string& unit, const Stats& s);
+
 void write_json(std::ostream& out, const Value& v, int indent = 2);
 // Block-style YAML; strings are quoted only when YAML would otherwise misread them.
 void write_yaml(std::ostream& out, const Value& v);

@@ -69,6 +69,9 @@ CardCalibration decode_calibration(const Node& root, const std::string& file) {
     known_keys(root, {"pcie", direction}, {"bandwidth", "latency", "peak_bandwidth", "expert_copy", "fit_r2"});
   known_keys(root, {"zero_copy"}, {"bandwidth", "efficiency", "note"});
   known_keys(root, {"vram"}, {"read_bandwidth", "theoretical", "efficiency", "buffer"});
+  // vramsim-calibrate --dry-run writes the files' structure with no measurement in them.
+  if (const Node* n = root.find("mode"); n && n->is_scalar() && n->text() == "dry-run")
+    config::fail(*n, "mode", file + " is a dry run of vramsim-calibrate (no device was used): it holds no measurement");
   CardCalibration c;
   c.file = file;
   if (const Node* n = root.find("name"); n && n->is_scalar()) c.name = n->text();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "calibrate/nvml_loader.h"
 #include "calibrate/report.h"
 #include "core/units.h"
 
@@ -53,4 +54,35 @@ TEST_CASE("calibrate: trial statistics", "[calibrate]") {
   CHECK(s.median == 3);
   CHECK(s.max == 5);
   CHECK(s.mean == 3);
+}
+
+TEST_CASE("calibrate: each measurement's printed line carries its figures in unit strings", "[calibrate]") {
+  calibrate::Value p = calibrate::Value::object();
+  p["bytes"] = calibrate::Value::number(4096);
+  p["dtype"] = calibrate::Value::string("fp16");
+  p["nested"] = calibrate::Value::object();  // not printed
+  const calibrate::Stats s = calibrate::summarize({2.2e-6, 2.1e-6, 2.3e-6});
+  CHECK(calibrate::series_line("pcie.pinned.h2d", p, "s", s) ==
+        "pcie.pinned.h2d bytes=4096 dtype=fp16: median 2.20us (min 2.10us, n 3)");
+  CHECK(calibrate::series_line("power.idle", calibrate::Value::object(), "W", calibrate::summarize({71.5})) ==
+        "power.idle: median 71.5W (min 71.5W, n 1)");
+  CHECK(calibrate::series_line("x", calibrate::Value(), "B", calibrate::summarize({3})) == "x: median 3 B (min 3 B, n 1)");
+}
+
+// vramsim-calibrate opens NVML at run time (nvml_loader.h), so it starts where the driver's
+// management library is missing and only skips the power benchmark, saying why.
+TEST_CASE("calibrate: NVML is opened at run time, all of its entry points or a reason", "[calibrate]") {
+  const calibrate::NvmlApi api = calibrate::load_nvml();
+  if (api.missing.empty()) {
+    CHECK(api.init);
+    CHECK(api.shutdown);
+    CHECK(api.error_string);
+    CHECK(api.handle_by_pci_bus_id);
+    CHECK(api.mig_mode);
+    CHECK(api.total_energy);
+    CHECK(api.enforced_power_limit);
+  } else {
+    CHECK_THAT(api.missing, Catch::Contains("libnvidia-ml.so.1"));
+    if (!api.error_string) CHECK(api.error(999) == "NVML error 999");
+  }
 }

@@ -140,3 +140,16 @@ TEST_CASE("the calibration line names a second card's calibration", "[calibratio
                                          cal + "}]' --set workload.requests=2");
   CHECK_THAT(out, Catch::Contains("  calibration " + cal + ": zero-copy efficiency 0.65"));
 }
+
+// vramsim-calibrate --dry-run writes the structure of a run with no measurement in it
+// (calibrate/main.cu): the simulator refuses it rather than running on no figure.
+TEST_CASE("a dry run's calibration file is refused as a calibration", "[calibration][calibrate]") {
+  const std::string dry = "name: dry-run\nmeasured: null\nmode: dry-run\ndevice: null\n";
+  auto tree = vramsim::config::parse_yaml(dry, "dry-run.yaml");
+  REQUIRE(tree);
+  CHECK_THROWS_WITH(vramsim::hw::decode_calibration(*tree, "dry-run.yaml"),
+                    Catch::Contains("mode") && Catch::Contains("dry-run.yaml is a dry run of vramsim-calibrate"));
+  auto quick = vramsim::config::parse_yaml("name: q\nmode: quick\n", "q.yaml");
+  REQUIRE(quick);
+  CHECK_NOTHROW(vramsim::hw::decode_calibration(*quick, "q.yaml"));
+}
