@@ -16,6 +16,7 @@
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "cli/write_error.h"
 #include "core/json.h"
 #include "core/subprocess.h"
 #include "reports/report.h"
@@ -255,9 +256,16 @@ int sweep_command(const std::vector<std::string>& argv) {
   options.rank = rank;
   if (rank.size == 1) options.on_progress = ::isatty(STDERR_FILENO) ? draw_progress : log_progress;
   const std::string configs = catalogue.root().string();
-  reports::SweepTally tally = reports::run_sweep(study, *store, options, [&](const reports::Study& s, const reports::Point& p) {
-    return run_point(s, p, configs);
-  });
+  reports::SweepTally tally;
+  try {
+    tally = reports::run_sweep(study, *store, options, [&](const reports::Study& s, const reports::Point& p) {
+      return run_point(s, p, configs);
+    });
+  } catch (const std::runtime_error& e) {
+    // The results directory could not be written (a full disk): the reason, not an "internal
+    // error"; the points recorded so far are kept and a rerun resumes.
+    throw WriteError(std::string(e.what()) + " (the points recorded so far are kept; rerun to resume)");
+  }
   if (heartbeat) heartbeat->finish();  // every point this rank owns is recorded
   if (rank.rank != 0) return 0;        // rank 0 waits for the others and reports
   if (rank.size > 1) {
@@ -281,8 +289,13 @@ int sweep_command(const std::vector<std::string>& argv) {
       return 3;
     }
   }
-  store->rewrite_csv(study);
-  const reports::ReportOutcome report = reports::write_report(*out);
+  reports::ReportOutcome report;
+  try {
+    store->rewrite_csv(study);
+    report = reports::write_report(*out);
+  } catch (const std::runtime_error& e) {
+    throw WriteError(e.what());
+  }
   print_report_paths(report);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -316,10 +329,16 @@ int report_command(const std::vector<std::string>& argv) {
   if (args.answered_help(kReportHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("expected one results directory (see --help)");
   reports::ReportOutcome report;
+  const std::string dir = args.positional()[0];
   try {
-    report = reports::write_report(args.positional()[0]);
+    (void)reports::read_manifest(dir);  // a folder that is no results directory: bad usage
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
+  }
+  try {
+    report = reports::write_report(dir);
+  } catch (const std::runtime_error& e) {
+    throw WriteError(e.what());
   }
   print_report_paths(report);
   std::cout << "vramsim report: " << report.markdown.string() << ", " << report.html.string() << " (" << report.charts

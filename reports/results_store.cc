@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/output_file.h"
+
 namespace vramsim::reports {
 namespace {
 namespace fs = std::filesystem;
@@ -38,13 +40,21 @@ class DirLock {
 
 // Writes `text` as one write() to `p` opened O_APPEND (one record, never interleaved).
 // `sync`: on disk before returning (the results themselves; CSV and timings can be rebuilt or lost).
+// The reason is the failing call's own errno (a short write on a full disk: ENOSPC), taken
+// before anything else can change it.
 void append_line(const fs::path& p, const std::string& text, bool sync = false) {
-  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) sys_fail("cannot open", p);
-  const ssize_t n = ::write(fd, text.data(), text.size());
-  const bool ok = n == static_cast<ssize_t>(text.size()) && (!sync || ::fdatasync(fd) == 0);
-  ::close(fd);
-  if (!ok) sys_fail("cannot append to", p);
+  ssize_t n = -1;
+  do n = ::write(fd, text.data(), text.size());
+  while (n < 0 && errno == EINTR);
+  int err = n < 0 ? errno : n != static_cast<ssize_t>(text.size()) ? ENOSPC : 0;
+  if (!err && sync && ::fdatasync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err && errno != EINTR) err = errno;
+  if (err) {
+    errno = err;
+    sys_fail("cannot append to", p);
+  }
 }
 
 // Cuts a torn last line (no final newline) off `p`. Call under the lock.
@@ -84,13 +94,7 @@ std::string read_text(const fs::path& p) {
 }
 
 void write_atomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) sys_fail("cannot write", tmp);
-  }
-  fs::rename(tmp, p);
+  if (auto written = io::write_file(p.string(), text); !written) throw std::runtime_error(written.error().message);
 }
 
 std::string point_key(const Point& p) { return json::to_line(p.overrides()); }
