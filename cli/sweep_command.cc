@@ -27,19 +27,22 @@
 namespace vramsim::cli {
 namespace {
 
-const char* kSweepHelp = R"(usage: vramsim sweep STUDY.yaml -o DIR [-j N] [--json] [--rank-timeout S] [--configs DIR]
+const char* kSweepHelp = R"(usage: vramsim sweep STUDY.yaml -o DIR [-j N] [--json] [--retry-failed] [--rank-timeout S] [--configs DIR]
 
 Runs every point of a study (configs/sweeps/, docs/studies.md), one `vramsim run` process per
 point, N at a time (default: the cores). Each finished point is appended to DIR/results.jsonl
 and DIR/results.csv; a failing point is recorded with its error and the sweep goes on.
-Rerunning the same command resumes: recorded points are not run again. Under `mpirun -np R`
+Rerunning the same command resumes: recorded points are not run again, except a failed point
+whose simulation was killed by a signal (kill -9, the OOM killer) or never started. Under `mpirun -np R`
 or `srun -n R` each rank runs its share of the points (DIR must be shared by the ranks); every
 rank beats in DIR/ranks/, and rank 0 waits for the others' points, then writes the report.
 Ends by writing DIR/report.md and DIR/report.html (`vramsim report DIR`).
 
-  -o, --output DIR   results directory (created when missing)
+  -o, --output DIR   results directory (created when missing; an existing folder must be empty
+                     or hold an earlier sweep's study.json)
   -j, --jobs N       local workers
   --json             print {points, completed, failed, resumed, wall_s, ...} (docs/json-schema.md)
+  --retry-failed     run every recorded failed point again
   --rank-timeout S   MPI: rank 0 gives up on a rank whose heartbeat has not changed for S
                      seconds (default 300) once no rank that owns a missing point is working
   --configs DIR      catalogue directory
@@ -220,7 +223,7 @@ int sweep_command(const std::vector<std::string>& argv) {
   proc::forward_termination_signals();  // a kill stops the simulations it started too
   OptionSpec spec;
   spec.with_value = {"-o", "--output", "-j", "--jobs", "--configs", "--rank-timeout"};
-  spec.flags = {"--json", "--help"};
+  spec.flags = {"--json", "--help", "--retry-failed"};
   Args args(argv, spec);
   if (args.answered_help(kSweepHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("expected one study file (see --help)");
@@ -254,6 +257,7 @@ int sweep_command(const std::vector<std::string>& argv) {
   reports::SweepOptions options;
   options.jobs = jobs;
   options.rank = rank;
+  options.retry_failed = args.flag("--retry-failed");
   if (rank.size == 1) options.on_progress = ::isatty(STDERR_FILENO) ? draw_progress : log_progress;
   const std::string configs = catalogue.root().string();
   reports::SweepTally tally;

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -164,31 +165,55 @@ ResultsStore::ResultsStore(fs::path dir) : dir_(std::move(dir)) {
 }
 
 void ResultsStore::open_study(const Study& study) {
-  DirLock lock(dir_);
   const fs::path p = dir_ / "study.json";
+  // A folder that holds files but no study of its own is someone else's: results.csv and the
+  // report would overwrite files of the same names (a typo in -o). .lock is the store's own.
+  if (std::error_code ec; !fs::exists(p, ec)) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir_, ec))
+      if (entry.path().filename() != ".lock") found.push_back(entry.path().filename().string());
+    if (!found.empty()) {
+      std::sort(found.begin(), found.end());
+      throw std::runtime_error(dir_.string() + " is not empty (it holds " + found.front() +
+                               (found.size() > 1 ? " and " + std::to_string(found.size() - 1) + " more" : std::string()) +
+                               ") and holds no study.json of a sweep: refusing to write results and a report into it; "
+                               "choose a new or empty folder, or an earlier sweep's results directory");
+    }
+  }
+  DirLock lock(dir_);
   const json::Value manifest = study_manifest(study);
   if (fs::exists(p)) {
     // Recorded results are reused only for the same points of the same inputs: the points'
     // overrides, the seed, the fixed overrides and the scenario files' text (the study file's
-    // own text may change, e.g. a title, without changing a result).
+    // own text may change, e.g. a title, without changing a result). The study file is the
+    // first input; the scenarios are compared by text and, where both paths can be found from
+    // here, by identity, so that the same study named by another path ("./study.yaml", an
+    // absolute path) resumes.
     auto old = json::parse(read_text(p));
     auto differs = [&](const char* key) {
       const json::Value* before = old ? old->find(key) : nullptr;
       const json::Value* now = manifest.find(key);
       if (std::string_view(key) != "inputs") return !before || !now || json::to_line(*before) != json::to_line(*now);
-      auto scenarios = [&](const json::Value* inputs) {
-        std::string out;
-        if (inputs)
-          for (const auto& in : inputs->items())
-            if (const json::Value* path = in.find("path"); path && path->text() != study.source) out += json::to_line(in);
-        return out;
-      };
-      return scenarios(before) != scenarios(now);
+      if (!before || !now || !before->is_array() || before->items().size() != now->items().size()) return true;
+      for (std::size_t i = 1; i < now->items().size(); ++i) {
+        const json::Value& a = before->items()[i];
+        const json::Value& b = now->items()[i];
+        const json::Value* text_a = a.find("text");
+        const json::Value* text_b = b.find("text");
+        const json::Value* path_a = a.find("path");
+        const json::Value* path_b = b.find("path");
+        if (!text_a || !text_b || !path_a || !path_b || text_a->text() != text_b->text()) return true;
+        std::error_code ec;
+        if (path_a->text() != path_b->text() && fs::exists(path_a->text(), ec) && fs::exists(path_b->text(), ec) &&
+            !fs::equivalent(path_a->text(), path_b->text(), ec))
+          return true;
+      }
+      return false;
     };
     for (const char* key : {"points", "seed", "set", "inputs"})
       if (differs(key))
         throw std::runtime_error(dir_.string() + " holds the results of another study (they differ in: " +
-                                 (std::string_view(key) == "inputs" ? std::string("the scenario files' text") : std::string(key)) +
+                                 (std::string_view(key) == "inputs" ? std::string("the scenario files (their text, or which files they are)") : std::string(key)) +
                                  "); choose another -o DIR or delete it");
   }
   json::Writer w(true);
@@ -218,7 +243,11 @@ std::map<std::string, PointRecord> ResultsStore::load_locked() {
       continue;
     }
     PointRecord rec{*v, json::to_line(*point), status->text() == "ok"};
-    out.emplace(rec.key, std::move(rec));
+    // A point run again (a failed one retried) has a later record: it counts, except that a
+    // result is never replaced by a failure.
+    auto it = out.find(rec.key);
+    if (it == out.end()) out.emplace(rec.key, std::move(rec));
+    else if (rec.ok || !it->second.ok) it->second = std::move(rec);
   }
   return out;
 }
