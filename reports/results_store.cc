@@ -26,7 +26,7 @@ class DirLock {
  public:
   explicit DirLock(const fs::path& dir) {
     const fs::path p = dir / ".lock";
-    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd_ < 0) sys_fail("cannot open", p);
     while (::flock(fd_, LOCK_EX) != 0)
       if (errno != EINTR) sys_fail("cannot lock", p);
@@ -41,15 +41,19 @@ class DirLock {
 
 // Writes `text` as one write() to `p` opened O_APPEND (one record, never interleaved).
 // `sync`: on disk before returning (the results themselves; CSV and timings can be rebuilt or lost).
-// The reason is the failing call's own errno (a short write on a full disk: ENOSPC), taken
-// before anything else can change it.
+// A short write (a disk filling up) is continued, under the caller's lock, until it completes or
+// fails: the reason is then the failing call's own errno (ENOSPC, EFBIG), taken before anything
+// else can change it.
 void append_line(const fs::path& p, const std::string& text, bool sync = false) {
   const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) sys_fail("cannot open", p);
-  ssize_t n = -1;
-  do n = ::write(fd, text.data(), text.size());
-  while (n < 0 && errno == EINTR);
-  int err = n < 0 ? errno : n != static_cast<ssize_t>(text.size()) ? ENOSPC : 0;
+  int err = 0;
+  for (std::size_t done = 0; done < text.size() && !err;) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n > 0) done += static_cast<std::size_t>(n);
+    else if (n == 0) err = ENOSPC;
+    else if (errno != EINTR) err = errno;
+  }
   if (!err && sync && ::fdatasync(fd) != 0) err = errno;
   if (::close(fd) != 0 && !err && errno != EINTR) err = errno;
   if (err) {

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -221,4 +222,50 @@ TEST_CASE("sweep: rank 0's progress counts the study's points, never 0/0", "[swe
   CHECK(t.completed == 3);
   REQUIRE_FALSE(seen.empty());
   CHECK(seen.back() == std::pair<std::size_t, std::size_t>{3, 3});
+}
+
+// A write that fails in the results directory names the failing call's own reason (a full disk
+// read "No such file or directory"): here a file-size limit makes the append fail with EFBIG.
+TEST_CASE("sweep: a failed append to results.jsonl names the real errno", "[sweep][errors]") {
+  const fs::path dir = fresh("efbig");
+  const auto study = study_at(dir / "study.yaml");
+  reports::ResultsStore store(dir / "out");
+  store.open_study(study);
+  const auto point = study.points().front();
+  rlimit before{};
+  ::getrlimit(RLIMIT_FSIZE, &before);
+  ::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = before;
+  small.rlim_cur = 16;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  std::string error = "no error";
+  try {
+    store.append(study, reports::ok_record(point, json::Value::object()), json::Value::object());
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  CHECK(error == "cannot append to " + (dir / "out" / "results.jsonl").string() + ": File too large");
+  // The torn line is cut off when the store is next read: the point counts as not run.
+  CHECK(store.load().empty());
+}
+
+TEST_CASE("sweep: report leaves no temporary file when it cannot write", "[sweep][report]") {
+  const fs::path dir = fresh("report_fails");
+  const auto study = study_at(dir / "study.yaml");
+  {
+    reports::ResultsStore store(dir / "out");
+    store.open_study(study);
+  }
+  fs::create_directories(dir / "out" / "report.html" / "in-the-way");
+  const auto r = run_vramsim("report " + (dir / "out").string());
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("cannot write " + (dir / "out" / "report.html").string()));
+  for (const auto& entry : fs::directory_iterator(dir / "out")) {
+    INFO(entry.path());
+    CHECK(entry.path().filename().string().find("vramsim-") == std::string::npos);
+  }
+  fs::remove_all(dir / "out" / "report.html");
+  CHECK(run_vramsim("report " + (dir / "out").string()).status == 0);
+  CHECK(fs::exists(dir / "out" / "report.html"));
 }
