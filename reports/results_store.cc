@@ -171,11 +171,15 @@ ResultsStore::ResultsStore(fs::path dir) : dir_(std::move(dir)) {
 void ResultsStore::open_study(const Study& study) {
   const fs::path p = dir_ / "study.json";
   // A folder that holds files but no study of its own is someone else's: results.csv and the
-  // report would overwrite files of the same names (a typo in -o). .lock is the store's own.
+  // report would overwrite files of the same names (a typo in -o). .lock and the writer's
+  // temporary files (".study.json.vramsim-XXXXXX" while another MPI rank writes study.json)
+  // are the store's own.
   if (std::error_code ec; !fs::exists(p, ec)) {
     std::vector<std::string> found;
-    for (const auto& entry : fs::directory_iterator(dir_, ec))
-      if (entry.path().filename() != ".lock") found.push_back(entry.path().filename().string());
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name != ".lock" && !(name.starts_with('.') && name.find(".vramsim-") != std::string::npos)) found.push_back(name);
+    }
     if (!found.empty()) {
       std::sort(found.begin(), found.end());
       throw std::runtime_error(dir_.string() + " is not empty (it holds " + found.front() +

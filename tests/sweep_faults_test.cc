@@ -101,6 +101,10 @@ TEST_CASE("sweep: -o a folder that holds files but no study.json is refused, its
   // An empty folder, or one with its own study, is a results directory.
   const fs::path empty = fresh("empty");
   const auto study = study_at(empty.parent_path() / "sweep_faults_empty.yaml");
+  // Another MPI rank writing study.json leaves, for a moment, only the lock and the writer's
+  // temporary file: that is no foreign folder.
+  std::ofstream(empty / ".lock") << "";
+  std::ofstream(empty / ".study.json.vramsim-a1B2c3") << "{";
   reports::ResultsStore store(empty);
   CHECK_NOTHROW(store.open_study(study));
   CHECK_NOTHROW(store.open_study(study));
