@@ -13,6 +13,7 @@
 #include "calibrate/report.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/write_error.h"
 #include "core/config_reader.h"
 #include "core/json.h"
 
@@ -75,8 +76,9 @@ std::optional<double> residual(const calibrate::StepFit& f, const calibrate::Log
 
 void write_records(const std::string& path, const std::vector<calibrate::LogRecord>& records,
                    const calibrate::StepFit& miss_fit, std::optional<double> max_x) {
-  std::ofstream out(path);
-  if (!out) throw UsageError("cannot write " + path);
+  auto file = io::AtomicFile::open(path);
+  if (!file) throw UsageError(file.error().message);
+  std::ostream& out = (*file)->stream();
   const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   if (csv)
     out << "line,format,prompt_tokens,prompt_s,gen_tokens,decode_s,decode_tok_s,accepted,drafted,steps,step_s,hits,"
@@ -109,7 +111,7 @@ void write_records(const std::string& path, const std::vector<calibrate::LogReco
     j.field("residual_s", res).end_object();
     out << j.str() << "\n";
   }
-  if (!out) throw UsageError("cannot write " + path);
+  commit_or_throw(**file);
 }
 
 // `slope` names the per-unit cost ("c_miss"); its JSON key carries the unit ("c_miss_s").

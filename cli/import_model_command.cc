@@ -1,10 +1,10 @@
 // `vramsim import-model CONFIG.json --name NAME [-o|--output FILE]`: a catalogue model from a Hugging
 // Face config.json.
-#include <fstream>
 #include <iostream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/write_error.h"
 #include "core/config_reader.h"
 #include "workloads/hf_import.h"
 
@@ -32,9 +32,7 @@ int import_model_command(const std::vector<std::string>& argv) {
   if (!imported) throw config::ConfigError(imported.error());
   for (const auto& n : imported->notes) std::cerr << "vramsim import-model: note: " << n << "\n";
   if (out) {
-    std::ofstream file(*out);
-    if (!file) throw UsageError("cannot write " + *out);
-    file << imported->yaml;
+    if (auto written = io::write_file(*out, imported->yaml); !written) throw WriteError(written.error().message);
     std::cerr << "wrote " << *out << "\n";
   } else {
     std::cout << imported->yaml;

@@ -1,11 +1,15 @@
 // The `vramsim` binary: dispatches to subcommands and is the one place that prints an error
 // and chooses the exit status (0 success, 1 a run that failed, 2 bad usage or configuration).
+#include <unistd.h>
+
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/write_error.h"
 #include "core/config_reader.h"
 
 namespace {
@@ -51,6 +55,24 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   throw UsageError("unknown command \"" + command + "\"");
 }
 
+int run(const std::string& command, const std::vector<std::string>& args) {
+  try {
+    return dispatch(command, args);
+  } catch (const vramsim::cli::UsageError& e) {
+    std::cerr << "vramsim " << command << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const vramsim::config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const vramsim::cli::WriteError& e) {
+    std::cerr << "vramsim " << command << ": error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "vramsim " << command << ": internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,16 +83,18 @@ int main(int argc, char** argv) {
   }
   const std::string command = args.front();
   args.erase(args.begin());
-  try {
-    return dispatch(command, args);
-  } catch (const vramsim::cli::UsageError& e) {
-    std::cerr << "vramsim " << command << ": error: " << e.what() << "\n";
-    return 2;
-  } catch (const vramsim::config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "vramsim " << command << ": internal error: " << e.what() << "\n";
-    return 1;
+  // Everything printed on stdout goes through std::cout into this buffer, which keeps the
+  // errno of a failed write: output that did not reach stdout (a full disk, /dev/full, a closed
+  // pipe) is an error with its reason, never an exit status of 0 with the output lost.
+  vramsim::io::FdBuf out(STDOUT_FILENO, ::isatty(STDOUT_FILENO) == 1);
+  std::streambuf* const original = std::cout.rdbuf(&out);
+  int status = run(command, args);
+  std::cout.flush();
+  if (!out.flush_all()) {
+    std::cerr << "vramsim " << command << ": error: cannot write the output to stdout: " << std::strerror(out.error())
+              << "\n";
+    if (status == 0) status = 1;
   }
+  std::cout.rdbuf(original);
+  return status;
 }

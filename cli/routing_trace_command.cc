@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "cli/write_error.h"
 #include "core/config_reader.h"
 #include "sim/routing_trace.h"
 #include "sim/scenario.h"
@@ -48,35 +49,23 @@ int routing_trace_command(const std::vector<std::string>& argv) {
 
   const sim::Scenario scenario = load_scenario(args, "routing-trace");
 
-  // A regular file (or a new one) is written beside the output and renamed over it once
-  // complete, so that a refusal or a full disk leaves an existing trace as it was. Anything else
-  // (a symlink, /dev/stdout, a pipe) is written through, never replaced.
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status what = fs::symlink_status(*output, ec);
-  const bool replace = !fs::exists(what) || fs::is_regular_file(what);
-  const std::string target = replace ? *output + ".partial-" + std::to_string(::getpid()) : *output;
+  // Written beside the output and renamed over it once complete (io::AtomicFile), so that a
+  // refusal or a full disk leaves an existing trace as it was; a symlink's target is replaced,
+  // the link kept; /dev/stdout or a pipe is written through.
   // Checked before anything is opened: a refusal truncates nothing written through.
   try {
     (void)sim::scenario_popularity(scenario);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  std::ofstream out(target);
-  if (!out) throw UsageError("cannot write " + *output);
+  auto file = io::AtomicFile::open(*output);
+  if (!file) throw UsageError(file.error().message);
   try {
-    sim::write_routing_trace(out, scenario, tokens);
+    sim::write_routing_trace((*file)->stream(), scenario, tokens);
   } catch (const std::invalid_argument& e) {
-    out.close();
-    if (replace) fs::remove(target, ec);
     throw UsageError(e.what());
   }
-  out.close();
-  if (out && replace) fs::rename(target, *output, ec);
-  if (!out || ec) {
-    if (replace) fs::remove(target, ec);
-    throw UsageError("cannot write " + *output);
-  }
+  commit_or_throw(**file);
   std::cerr << "vramsim routing-trace: wrote " << tokens << " tokens to " << *output << "\n";
   return 0;
 }

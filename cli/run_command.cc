@@ -17,6 +17,7 @@
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
 #include "cli/quick_scenario.h"
+#include "cli/write_error.h"
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "sim/engine.h"
@@ -70,53 +71,25 @@ format, a 4096-token context, 3 requests of 512 + 128 tokens. With an engine tha
 expert cache, run picks the placement that fits (docs/engines.md) and prints its flags.
 )";
 
-// An output file written under a temporary name beside it and renamed over `path` by commit():
-// a run that fails before then (a scenario the simulation refuses) leaves `path` untouched.
-// A path that exists and is not a regular file (/dev/stdout, a FIFO) is written directly.
+// An output file written under a temporary name beside it and renamed over `path` by commit()
+// (io::AtomicFile): a run that fails before then (a scenario the simulation refuses) leaves
+// `path` untouched. A path that exists and is not a regular file (/dev/stdout, a FIFO) is
+// written directly. A path that cannot be opened is a usage error, a failed write an error
+// with its reason (exit 1).
 class PendingOutput {
  public:
-  explicit PendingOutput(std::string path) : path_(std::move(path)) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path_, ec);
-    direct_ = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
-    if (std::filesystem::is_directory(status)) throw UsageError("cannot write " + path_ + ": it is a directory");
-    // The file it names, links followed (a link stays, its target is replaced): two outputs
-    // with one target are one file.
-    const auto resolved = std::filesystem::weakly_canonical(path_, ec);
-    target_ = ec ? path_ : resolved.string();
-    temp_ = direct_ ? path_ : target_ + ".vramsim-" + std::to_string(::getpid()) + ".tmp";
-    out_.open(temp_, std::ios::binary | std::ios::trunc);
-    if (!out_) throw UsageError("cannot write " + path_);
+  explicit PendingOutput(const std::string& path) {
+    auto file = io::AtomicFile::open(path);
+    if (!file) throw UsageError(file.error().message);
+    file_ = std::move(*file);
   }
-  PendingOutput(const PendingOutput&) = delete;
-  PendingOutput& operator=(const PendingOutput&) = delete;
-  ~PendingOutput() {
-    if (committed_ || direct_) return;
-    out_.close();
-    std::error_code ec;
-    std::filesystem::remove(temp_, ec);
-  }
-  std::ostream& stream() { return out_; }
-  void commit() {
-    out_.close();
-    if (!out_) throw UsageError("cannot write " + path_);
-    committed_ = true;
-    if (direct_) return;
-    std::error_code ec;
-    std::filesystem::rename(temp_, target_, ec);
-    if (ec) {
-      const std::string why = ec.message();
-      std::filesystem::remove(temp_, ec);
-      throw UsageError("cannot write " + path_ + ": " + why);
-    }
-  }
+  std::ostream& stream() { return file_->stream(); }
+  void commit() { commit_or_throw(*file_); }
   // The file this output replaces (a link's target): two outputs naming one file are refused.
-  const std::string& target() const { return target_; }
+  const std::string& target() const { return file_->target(); }
 
  private:
-  std::string path_, target_, temp_;
-  bool direct_ = false, committed_ = false;
-  std::ofstream out_;
+  std::unique_ptr<io::AtomicFile> file_;
 };
 
 double pct(const std::vector<double>& v, double q) { return sim::percentile(v, q); }

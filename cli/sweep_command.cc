@@ -16,6 +16,7 @@
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "cli/write_error.h"
 #include "core/json.h"
 #include "core/subprocess.h"
 #include "reports/report.h"
@@ -26,19 +27,22 @@
 namespace vramsim::cli {
 namespace {
 
-const char* kSweepHelp = R"(usage: vramsim sweep STUDY.yaml -o DIR [-j N] [--json] [--rank-timeout S] [--configs DIR]
+const char* kSweepHelp = R"(usage: vramsim sweep STUDY.yaml -o DIR [-j N] [--json] [--retry-failed] [--rank-timeout S] [--configs DIR]
 
 Runs every point of a study (configs/sweeps/, docs/studies.md), one `vramsim run` process per
 point, N at a time (default: the cores). Each finished point is appended to DIR/results.jsonl
 and DIR/results.csv; a failing point is recorded with its error and the sweep goes on.
-Rerunning the same command resumes: recorded points are not run again. Under `mpirun -np R`
+Rerunning the same command resumes: recorded points are not run again, except a failed point
+whose simulation was killed by a signal (kill -9, the OOM killer) or never started. Under `mpirun -np R`
 or `srun -n R` each rank runs its share of the points (DIR must be shared by the ranks); every
 rank beats in DIR/ranks/, and rank 0 waits for the others' points, then writes the report.
 Ends by writing DIR/report.md and DIR/report.html (`vramsim report DIR`).
 
-  -o, --output DIR   results directory (created when missing)
+  -o, --output DIR   results directory (created when missing; an existing folder must be empty
+                     or hold an earlier sweep's study.json)
   -j, --jobs N       local workers
   --json             print {points, completed, failed, resumed, wall_s, ...} (docs/json-schema.md)
+  --retry-failed     run every recorded failed point again
   --rank-timeout S   MPI: rank 0 gives up on a rank whose heartbeat has not changed for S
                      seconds (default 300) once no rank that owns a missing point is working
   --configs DIR      catalogue directory
@@ -219,7 +223,7 @@ int sweep_command(const std::vector<std::string>& argv) {
   proc::forward_termination_signals();  // a kill stops the simulations it started too
   OptionSpec spec;
   spec.with_value = {"-o", "--output", "-j", "--jobs", "--configs", "--rank-timeout"};
-  spec.flags = {"--json", "--help"};
+  spec.flags = {"--json", "--help", "--retry-failed"};
   Args args(argv, spec);
   if (args.answered_help(kSweepHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("expected one study file (see --help)");
@@ -253,11 +257,19 @@ int sweep_command(const std::vector<std::string>& argv) {
   reports::SweepOptions options;
   options.jobs = jobs;
   options.rank = rank;
+  options.retry_failed = args.flag("--retry-failed");
   if (rank.size == 1) options.on_progress = ::isatty(STDERR_FILENO) ? draw_progress : log_progress;
   const std::string configs = catalogue.root().string();
-  reports::SweepTally tally = reports::run_sweep(study, *store, options, [&](const reports::Study& s, const reports::Point& p) {
-    return run_point(s, p, configs);
-  });
+  reports::SweepTally tally;
+  try {
+    tally = reports::run_sweep(study, *store, options, [&](const reports::Study& s, const reports::Point& p) {
+      return run_point(s, p, configs);
+    });
+  } catch (const std::runtime_error& e) {
+    // The results directory could not be written (a full disk): the reason, not an "internal
+    // error"; the points recorded so far are kept and a rerun resumes.
+    throw WriteError(std::string(e.what()) + " (the points recorded so far are kept; rerun to resume)");
+  }
   if (heartbeat) heartbeat->finish();  // every point this rank owns is recorded
   if (rank.rank != 0) return 0;        // rank 0 waits for the others and reports
   if (rank.size > 1) {
@@ -281,8 +293,13 @@ int sweep_command(const std::vector<std::string>& argv) {
       return 3;
     }
   }
-  store->rewrite_csv(study);
-  const reports::ReportOutcome report = reports::write_report(*out);
+  reports::ReportOutcome report;
+  try {
+    store->rewrite_csv(study);
+    report = reports::write_report(*out);
+  } catch (const std::runtime_error& e) {
+    throw WriteError(e.what());
+  }
   print_report_paths(report);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -316,10 +333,16 @@ int report_command(const std::vector<std::string>& argv) {
   if (args.answered_help(kReportHelp)) return 0;
   if (args.positional().size() != 1) throw UsageError("expected one results directory (see --help)");
   reports::ReportOutcome report;
+  const std::string dir = args.positional()[0];
   try {
-    report = reports::write_report(args.positional()[0]);
+    (void)reports::read_manifest(dir);  // a folder that is no results directory: bad usage
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
+  }
+  try {
+    report = reports::write_report(dir);
+  } catch (const std::runtime_error& e) {
+    throw WriteError(e.what());
   }
   print_report_paths(report);
   std::cout << "vramsim report: " << report.markdown.string() << ", " << report.html.string() << " (" << report.charts

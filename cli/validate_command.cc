@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdarg>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "cli/write_error.h"
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/subprocess.h"
@@ -23,6 +27,27 @@
 #include "sim/stats.h"
 
 namespace vramsim::cli {
+namespace {
+// printf to std::cout: stdout is written only through std::cout (main checks that it was written).
+__attribute__((format(printf, 1, 2))) void print_to_cout(const char* format, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, format);
+  const int n = std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  if (n < 0) return;
+  if (static_cast<std::size_t>(n) < sizeof buf) {
+    std::cout.write(buf, n);
+    return;
+  }
+  std::string big(static_cast<std::size_t>(n) + 1, '\0');
+  va_start(args, format);
+  std::vsnprintf(big.data(), big.size(), format, args);
+  va_end(args);
+  std::cout.write(big.data(), n);
+}
+}  // namespace
+
 namespace {
 namespace fs = std::filesystem;
 
@@ -96,8 +121,12 @@ int validate_command(const std::vector<std::string>& argv) {
   if (!tree) throw config::ConfigError(tree.error());
   const reports::ValidationSet set = reports::decode_validation_set(*tree);
 
-  const fs::path dir = fs::temp_directory_path() / ("vramsim-validate-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  // A folder of its own with an unpredictable name (mkdtemp: created 0700, never one planted
+  // under a name guessed in advance), for the runs' request logs.
+  std::string dir_template = (fs::temp_directory_path() / "vramsim-validate-XXXXXX").string();
+  if (!::mkdtemp(dir_template.data()))
+    throw WriteError("cannot create a temporary folder in " + fs::temp_directory_path().string() + ": " + std::strerror(errno));
+  const fs::path dir = dir_template;
   std::map<std::string, reports::RunOutput> outputs;
   std::vector<reports::RunOutput> slots(set.runs.size());
   std::vector<std::string> failures(set.runs.size());
@@ -175,7 +204,7 @@ int validate_command(const std::vector<std::string>& argv) {
     std::cout << j.str() << "\n";
   } else {
     std::cout << "vramsim validate: " << set.name << " (" << set.source << ")\n\n";
-    std::printf("  %-44s %10s %10s %9s %9s  %-4s %s\n", "case", "predicted", "measured", "error", "tolerance", "", "role");
+    print_to_cout("  %-44s %10s %10s %9s %9s  %-4s %s\n", "case", "predicted", "measured", "error", "tolerance", "", "role");
     for (const auto& r : results) {
       const auto& c = *r.spec;
       const bool rel = !(c.tolerance.absolute || c.measured == 0);
@@ -186,27 +215,27 @@ int validate_command(const std::vector<std::string>& argv) {
       if (!c.kind.empty()) role += " " + c.kind;
       if (!c.engine.empty()) role += " " + c.engine;
       if (r.skipped) role += " (" + c.skip + ")";
-      std::printf("  %-44s %10s %10s %9s %9s  %-4s %s\n", label.c_str(), r.skipped ? "-" : r.predicted ? fmt(*r.predicted).c_str() : "none",
+      print_to_cout("  %-44s %10s %10s %9s %9s  %-4s %s\n", label.c_str(), r.skipped ? "-" : r.predicted ? fmt(*r.predicted).c_str() : "none",
                   fmt(c.measured).c_str(), err.c_str(), r.skipped ? "-" : tol.c_str(), r.skipped ? "skip" : r.pass ? "ok" : "FAIL",
                   role.c_str());
     }
     if (rel_errors.empty())
-      std::printf("\n  %zu cases, %d failed; no relative error (no case has both a prediction and a non-zero measurement)\n",
+      print_to_cout("\n  %zu cases, %d failed; no relative error (no case has both a prediction and a non-zero measurement)\n",
                   results.size(), failed);
     else
-      std::printf("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
+      print_to_cout("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
                   results.size(), failed, 100 * median, 100 * worst);
     if (summary.present) {
-      std::printf("\n  predictions only (%zu calibration cases and %zu skipped cases left out): |error| by kind and by engine\n",
+      print_to_cout("\n  predictions only (%zu calibration cases and %zu skipped cases left out): |error| by kind and by engine\n",
                   summary.calibration, summary.skipped);
-      std::printf("  %-14s %6s %9s %9s\n", "", "rows", "median", "max");
+      print_to_cout("  %-14s %6s %9s %9s\n", "", "rows", "median", "max");
       auto line = [](const reports::ErrorGroup& g) {
-        std::printf("  %-14s %6zu %8.1f%% %8.1f%%\n", g.group.c_str(), g.rows, 100 * g.median, 100 * g.max);
+        print_to_cout("  %-14s %6zu %8.1f%% %8.1f%%\n", g.group.c_str(), g.rows, 100 * g.median, 100 * g.max);
       };
       for (const auto& g : summary.by_kind) line(g);
-      std::printf("\n");
+      print_to_cout("\n");
       for (const auto& g : summary.by_engine) line(g);
-      std::printf("\n");
+      print_to_cout("\n");
       line(summary.all);
     }
   }

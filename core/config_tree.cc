@@ -9,6 +9,8 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace vramsim::config {
 
@@ -62,12 +64,23 @@ Node& Node::set(std::string key, Node value) {
 
 void Node::merge_from(const Node& overlay) {
   if (kind_ == Kind::Map && overlay.kind_ == Kind::Map) {
+    // Indexes of this map's keys and of the overlay's key marks, so that merging two large
+    // mappings is linear rather than a scan per key. Views into this map's keys stay valid:
+    // entries_ has room for every key added below, so it is never reallocated meanwhile.
+    entries_.reserve(entries_.size() + overlay.entries_.size());
+    std::unordered_map<std::string_view, std::size_t> mine;
+    mine.reserve(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i) mine.emplace(entries_[i].first, i);
+    std::unordered_map<std::string_view, const Origin*> marks;
+    marks.reserve(overlay.key_origins_.size());
+    for (const auto& [k, o] : overlay.key_origins_) marks.emplace(k, &o);  // the first, as key_origin()
     for (const auto& [key, value] : overlay.entries_) {
-      if (Node* mine = find(key))
-        mine->merge_from(value);
-      else {
+      if (auto it = mine.find(key); it != mine.end()) {
+        entries_[it->second].second.merge_from(value);
+      } else {
+        const auto mark = marks.find(key);
         entries_.emplace_back(key, value);
-        key_origins_.emplace_back(key, overlay.key_origin(key));
+        key_origins_.emplace_back(key, mark != marks.end() ? *mark->second : value.origin());
       }
     }
     return;
@@ -92,7 +105,17 @@ void Node::relabel(const Origin& origin) {
 std::string Node::describe() const {
   switch (kind_) {
     case Kind::Null: return "nothing";
-    case Kind::Scalar: return "\"" + text_ + "\"";
+    case Kind::Scalar: {
+      // A whole file read as one value (a text or binary file where YAML was expected): its
+      // first line, cut short, rather than the file in the message.
+      constexpr std::size_t kMax = 60;
+      const std::size_t newline = text_.find('\n');
+      if (newline == std::string::npos && text_.size() <= kMax + 20) return "\"" + text_ + "\"";
+      const std::size_t lines = static_cast<std::size_t>(std::count(text_.begin(), text_.end(), '\n')) +
+                                (text_.empty() || text_.back() == '\n' ? 0 : 1);
+      return "\"" + text_.substr(0, std::min(newline, kMax)) + "...\" (" +
+             (newline == std::string::npos ? std::to_string(text_.size()) + " characters" : std::to_string(lines) + " lines") + ")";
+    }
     case Kind::Map: return "a mapping";
     case Kind::Sequence: return "a list";
   }
@@ -131,18 +154,23 @@ class TreeBuilder {
         n.kind_ = Node::Kind::Sequence;
         for (const auto& item : y) n.items_.push_back(build(item, depth + 1));
         break;
-      case YAML::NodeType::Map:
+      case YAML::NodeType::Map: {
         n.kind_ = Node::Kind::Map;
+        // The keys seen so far, hashed: one look-up per key (a scan per key made a mapping of
+        // n keys cost n^2 / 2 comparisons: minutes for 160,000 keys).
+        std::unordered_set<std::string> seen;
+        seen.reserve(y.size());
         for (const auto& kv : y) {
           if (!kv.first.IsScalar())
             throw Failure{to_string(origin(kv.first.Mark())) + ": error: keys must be plain names"};
           std::string key = kv.first.Scalar();
-          if (n.find(key))
+          if (!seen.insert(key).second)
             throw Failure{to_string(origin(kv.first.Mark())) + ": error: duplicate key \"" + key + "\""};
           n.key_origins_.emplace_back(key, origin(kv.first.Mark()));
           n.entries_.emplace_back(std::move(key), build(kv.second, depth + 1));
         }
         break;
+      }
     }
     return n;
   }

@@ -2,7 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ void unregister_child(pid_t pid) {
   }
 }
 
-// A child between posix_spawn and register_child is not in the table yet: while one is, the
+// A child between fork and register_child is not in the table yet: while one is, the
 // handler leaves the ending to the spawning thread, which passes the signal on once its child
 // is registered (`g_terminating`).
 std::atomic<int> g_spawning{0};
@@ -100,27 +101,82 @@ bool on_path(const std::string& program) {
   return false;
 }
 
+// The program's path: argv0 itself when it has a '/', else the first executable on PATH.
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = end > start ? dirs.substr(start, end - start) : std::string(".");
+    candidate.append(1, '/').append(program);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return program;
+}
+
+// In the child between fork() and exec: async-signal-safe calls only. The child is killed
+// (SIGKILL) when the thread that started it ends, which run() does only after the child's exit
+// or with the whole process (kill -9 of a sweep, the OOM killer): no child outlives its parent.
+[[noreturn]] void child_failed(int report_fd, int err) {
+  (void)!::write(report_fd, &err, sizeof err);
+  ::_exit(127);
+}
+
+[[noreturn]] void exec_child(const char* program, char* const* args, int out_fd, int err_fd, int report_fd,
+                             pid_t parent, const sigset_t& mask) {
+  auto fail = [report_fd](int err) { child_failed(report_fd, err); };
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(errno);
+  if (::getppid() != parent) ::_exit(128 + SIGKILL);  // the parent died before the line above
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd < 0) fail(errno);
+  if (::dup2(null_fd, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 || ::dup2(err_fd, STDERR_FILENO) < 0)
+    fail(errno);
+  ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+  ::execve(program, args, environ);
+  child_failed(report_fd, errno);
+}
+
 ProcessResult run(const std::vector<std::string>& argv) {
   if (argv.empty()) throw std::invalid_argument("proc::run: empty argv");
   if (!on_path(argv[0])) throw std::runtime_error("cannot run \"" + argv[0] + "\": not found");
-  Pipe out, err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
+  const std::string program = find_program(argv[0]);
+  Pipe out, err, report;  // report: the child's errno when exec fails (closed by a successful exec)
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const auto start = std::chrono::steady_clock::now();
-  pid_t pid = 0;
+  const pid_t parent = ::getpid();
+  // Signals are held from fork() until the child is registered (the termination handler must
+  // not run in the child, nor miss it in the parent); the child restores the mask before exec.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   g_spawning.fetch_add(1);
-  const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc == 0) register_child(pid);
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child(program.c_str(), args.data(), out.fd[1], err.fd[1], report.fd[1], parent, before);
+  const int fork_errno = errno;
+  if (pid > 0) register_child(pid);
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (g_spawning.fetch_sub(1) == 1)
     if (const int sig = g_terminating.load()) die_of(sig);  // a termination arrived meanwhile
-  if (rc != 0) throw std::runtime_error("cannot run \"" + argv[0] + "\": " + std::strerror(rc));
+  if (pid < 0) throw std::runtime_error("cannot run \"" + argv[0] + "\": " + std::strerror(fork_errno));
+  report.close_end(1);
+  int exec_errno = 0;
+  ssize_t got = 0;
+  do got = ::read(report.fd[0], &exec_errno, sizeof exec_errno);
+  while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    int status = 0;
+    unregister_child(pid);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    throw std::runtime_error("cannot run \"" + argv[0] + "\": " + std::strerror(exec_errno));
+  }
   out.close_end(1);
   err.close_end(1);
 

@@ -16,7 +16,9 @@ struct ProcessResult {
 };
 
 // Runs argv[0] (searched on PATH when it has no '/') with the arguments argv[1..], no shell in
-// between, stdin from /dev/null. Blocks until the child exits. Throws
+// between, stdin from /dev/null. Blocks until the child exits. The child dies with this process
+// (PR_SET_PDEATHSIG: SIGKILL when the thread that started it ends, which happens only once the
+// child has exited or the whole process dies, by kill -9 or the OOM killer included). Throws
 // std::runtime_error when the program cannot be started (so "not installed" is an error the
 // caller sees, not an exit status). Thread-safe: many threads may run children at once.
 ProcessResult run(const std::vector<std::string>& argv);

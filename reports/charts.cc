@@ -1,15 +1,20 @@
 #include "reports/charts.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
+#include "core/output_file.h"
 #include "core/subprocess.h"
 
 namespace vramsim::reports {
@@ -119,13 +124,25 @@ std::string gnuplot_script(const Chart& c) {
 
 Result<std::string> render_svg(const Chart& chart) {
   // The script goes through a file: proc::run gives the child no stdin.
+  // mkstemp: a name no one can plant a link under in advance in a shared /tmp.
   namespace fs = std::filesystem;
-  static std::atomic<int> counter{0};
-  const fs::path script = fs::temp_directory_path() /
-                          ("vramsim-chart-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".gp");
+  std::string name = (fs::temp_directory_path() / "vramsim-chart-XXXXXX").string();
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return Error{std::string("cannot write a gnuplot script in ") + fs::temp_directory_path().string() + ": " + std::strerror(errno)};
+  const fs::path script = name;
   {
-    std::ofstream out(script);
+    io::FdBuf buf(fd);
+    std::ostream out(&buf);
     out << gnuplot_script(chart);
+    out.flush();
+    const bool written = buf.flush_all();
+    const int err = buf.error();
+    buf.detach();
+    ::close(fd);
+    if (!written) {
+      fs::remove(script);
+      return Error{io::cannot_write(name, err)};
+    }
   }
   proc::ProcessResult r;
   try {

@@ -1,15 +1,14 @@
 #include "reports/report.h"
 
 #include <algorithm>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "core/output_file.h"
 #include "reports/charts.h"
 
 namespace vramsim::reports {
@@ -406,13 +405,7 @@ window.addEventListener('load', function () {
 )";
 
 void write_file(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, p);
+  if (auto written = io::write_file(p.string(), text); !written) throw std::runtime_error(written.error().message);
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "core/output_file.h"
 
 namespace vramsim::reports {
 namespace {
@@ -23,7 +26,7 @@ class DirLock {
  public:
   explicit DirLock(const fs::path& dir) {
     const fs::path p = dir / ".lock";
-    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd_ < 0) sys_fail("cannot open", p);
     while (::flock(fd_, LOCK_EX) != 0)
       if (errno != EINTR) sys_fail("cannot lock", p);
@@ -38,13 +41,25 @@ class DirLock {
 
 // Writes `text` as one write() to `p` opened O_APPEND (one record, never interleaved).
 // `sync`: on disk before returning (the results themselves; CSV and timings can be rebuilt or lost).
+// A short write (a disk filling up) is continued, under the caller's lock, until it completes or
+// fails: the reason is then the failing call's own errno (ENOSPC, EFBIG), taken before anything
+// else can change it.
 void append_line(const fs::path& p, const std::string& text, bool sync = false) {
-  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) sys_fail("cannot open", p);
-  const ssize_t n = ::write(fd, text.data(), text.size());
-  const bool ok = n == static_cast<ssize_t>(text.size()) && (!sync || ::fdatasync(fd) == 0);
-  ::close(fd);
-  if (!ok) sys_fail("cannot append to", p);
+  int err = 0;
+  for (std::size_t done = 0; done < text.size() && !err;) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n > 0) done += static_cast<std::size_t>(n);
+    else if (n == 0) err = ENOSPC;
+    else if (errno != EINTR) err = errno;
+  }
+  if (!err && sync && ::fdatasync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err && errno != EINTR) err = errno;
+  if (err) {
+    errno = err;
+    sys_fail("cannot append to", p);
+  }
 }
 
 // Cuts a torn last line (no final newline) off `p`. Call under the lock.
@@ -84,13 +99,7 @@ std::string read_text(const fs::path& p) {
 }
 
 void write_atomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) sys_fail("cannot write", tmp);
-  }
-  fs::rename(tmp, p);
+  if (auto written = io::write_file(p.string(), text); !written) throw std::runtime_error(written.error().message);
 }
 
 std::string point_key(const Point& p) { return json::to_line(p.overrides()); }
@@ -160,31 +169,59 @@ ResultsStore::ResultsStore(fs::path dir) : dir_(std::move(dir)) {
 }
 
 void ResultsStore::open_study(const Study& study) {
-  DirLock lock(dir_);
   const fs::path p = dir_ / "study.json";
+  // A folder that holds files but no study of its own is someone else's: results.csv and the
+  // report would overwrite files of the same names (a typo in -o). .lock and the writer's
+  // temporary files (".study.json.vramsim-XXXXXX" while another MPI rank writes study.json)
+  // are the store's own.
+  if (std::error_code ec; !fs::exists(p, ec)) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name != ".lock" && !(name.starts_with('.') && name.find(".vramsim-") != std::string::npos)) found.push_back(name);
+    }
+    if (!found.empty()) {
+      std::sort(found.begin(), found.end());
+      throw std::runtime_error(dir_.string() + " is not empty (it holds " + found.front() +
+                               (found.size() > 1 ? " and " + std::to_string(found.size() - 1) + " more" : std::string()) +
+                               ") and holds no study.json of a sweep: refusing to write results and a report into it; "
+                               "choose a new or empty folder, or an earlier sweep's results directory");
+    }
+  }
+  DirLock lock(dir_);
   const json::Value manifest = study_manifest(study);
   if (fs::exists(p)) {
     // Recorded results are reused only for the same points of the same inputs: the points'
     // overrides, the seed, the fixed overrides and the scenario files' text (the study file's
-    // own text may change, e.g. a title, without changing a result).
+    // own text may change, e.g. a title, without changing a result). The study file is the
+    // first input; the scenarios are compared by text and, where both paths can be found from
+    // here, by identity, so that the same study named by another path ("./study.yaml", an
+    // absolute path) resumes.
     auto old = json::parse(read_text(p));
     auto differs = [&](const char* key) {
       const json::Value* before = old ? old->find(key) : nullptr;
       const json::Value* now = manifest.find(key);
       if (std::string_view(key) != "inputs") return !before || !now || json::to_line(*before) != json::to_line(*now);
-      auto scenarios = [&](const json::Value* inputs) {
-        std::string out;
-        if (inputs)
-          for (const auto& in : inputs->items())
-            if (const json::Value* path = in.find("path"); path && path->text() != study.source) out += json::to_line(in);
-        return out;
-      };
-      return scenarios(before) != scenarios(now);
+      if (!before || !now || !before->is_array() || before->items().size() != now->items().size()) return true;
+      for (std::size_t i = 1; i < now->items().size(); ++i) {
+        const json::Value& a = before->items()[i];
+        const json::Value& b = now->items()[i];
+        const json::Value* text_a = a.find("text");
+        const json::Value* text_b = b.find("text");
+        const json::Value* path_a = a.find("path");
+        const json::Value* path_b = b.find("path");
+        if (!text_a || !text_b || !path_a || !path_b || text_a->text() != text_b->text()) return true;
+        std::error_code ec;
+        if (path_a->text() != path_b->text() && fs::exists(path_a->text(), ec) && fs::exists(path_b->text(), ec) &&
+            !fs::equivalent(path_a->text(), path_b->text(), ec))
+          return true;
+      }
+      return false;
     };
     for (const char* key : {"points", "seed", "set", "inputs"})
       if (differs(key))
         throw std::runtime_error(dir_.string() + " holds the results of another study (they differ in: " +
-                                 (std::string_view(key) == "inputs" ? std::string("the scenario files' text") : std::string(key)) +
+                                 (std::string_view(key) == "inputs" ? std::string("the scenario files (their text, or which files they are)") : std::string(key)) +
                                  "); choose another -o DIR or delete it");
   }
   json::Writer w(true);
@@ -214,7 +251,11 @@ std::map<std::string, PointRecord> ResultsStore::load_locked() {
       continue;
     }
     PointRecord rec{*v, json::to_line(*point), status->text() == "ok"};
-    out.emplace(rec.key, std::move(rec));
+    // A point run again (a failed one retried) has a later record: it counts, except that a
+    // result is never replaced by a failure.
+    auto it = out.find(rec.key);
+    if (it == out.end()) out.emplace(rec.key, std::move(rec));
+    else if (rec.ok || !it->second.ok) it->second = std::move(rec);
   }
   return out;
 }

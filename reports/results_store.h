@@ -20,8 +20,8 @@ namespace vramsim::reports {
 
 // A file's whole text ("" when it cannot be read).
 std::string read_text(const std::filesystem::path& p);
-// Replaces `p` with `text` atomically: written aside (this process's own name), then renamed.
-// Throws std::runtime_error (or std::filesystem::filesystem_error) on failure.
+// Replaces `p` with `text` atomically (io::write_file: a temporary file made with mkstemp beside
+// it, fsynced, renamed; removed on failure). Throws std::runtime_error "cannot write P: REASON".
 void write_atomically(const std::filesystem::path& p, const std::string& text);
 
 // One line of results.jsonl: {"point": {...overrides}, "index": N, "status": "ok"|"failed",

@@ -3,12 +3,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "core/catalogue.h"
 #include "core/config_reader.h"
+#include "core/config_tree.h"
 #include "reports/results_store.h"
 
 namespace vramsim::reports {
@@ -163,6 +165,16 @@ std::string resolve_scenario(const std::string& ref, const std::string& study_so
   return (fs::path(study_source).parent_path() / p).lexically_normal().string();
 }
 
+// Why the file at `path` cannot be a scenario (it is not YAML, or not a mapping), else nothing:
+// checked when the study is read, so that no point runs and no text that is not a scenario is
+// copied into study.json and the report.
+std::optional<std::string> not_a_scenario(const std::string& path) {
+  auto tree = config::load_yaml_file(path);
+  if (!tree) return path + " is not a scenario: " + tree.error().message;
+  if (!tree->is_map()) return path + " is not a scenario: it reads as " + tree->describe() + ", not a mapping of keys";
+  return std::nullopt;
+}
+
 }  // namespace
 
 json::Value Point::overrides() const {
@@ -223,6 +235,7 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
   s.description = r.optional_string("description").value_or("");
   s.scenario = resolve_scenario(r.string("scenario"), source, catalogue_root);
   if (!config::path_exists(s.scenario)) r.fail_at("scenario", "no scenario file " + s.scenario);
+  if (const auto why = not_a_scenario(s.scenario)) r.fail_at("scenario", *why);
   s.seed = r.optional_integer("seed", 0, std::int64_t{1} << 53);
   std::set<std::string> keys;
   if (auto set = r.optional_map("set")) {
@@ -287,6 +300,7 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
           if (!v) fail(axes.items()[i], path, "a scenario axis needs a scenario at every step");
           axis.paths.push_back(resolve_scenario(*v, source, catalogue_root));
           if (!config::path_exists(axis.paths.back())) fail(axes.items()[i], path, "no scenario file " + axis.paths.back());
+          if (const auto why = not_a_scenario(axis.paths.back())) fail(axes.items()[i], path, *why);
         }
     }
   }

@@ -189,13 +189,21 @@ json::Value record_for(const Point& p, const PointOutcome& outcome) {
   return ok_record(p, *summary);
 }
 
+bool should_retry(const PointRecord& recorded, bool retry_failed) {
+  if (recorded.ok) return false;
+  if (retry_failed) return true;
+  const json::Value* code = recorded.record.find("exit_code");
+  const double status = code ? code->number() : 0;
+  return status < 0 || (status > 128 && status < 128 + 65);  // not started, or killed by signal N
+}
+
 SweepTally run_sweep(const Study& study, ResultsStore& store, const SweepOptions& options, const PointRunner& runner) {
   const auto start = std::chrono::steady_clock::now();
   const auto recorded = store.load();
   std::vector<Point> todo;
   std::size_t resumed = 0;
   for (auto& p : study.points()) {
-    if (recorded.count(point_key(p))) {
+    if (auto it = recorded.find(point_key(p)); it != recorded.end() && !should_retry(it->second, options.retry_failed)) {
       ++resumed;
       continue;
     }
@@ -331,7 +339,6 @@ SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptio
     if (old != options.at_start.end()) watch[r].seen = old->second;
     watch[r].since_s = first_s;
   }
-  std::optional<std::size_t> recorded_first;
   const std::vector<Point> all_points = study.points();  // the grid, built once for every look
   while (true) {
     const double now = now_s();
@@ -341,12 +348,13 @@ SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptio
     const auto records = store.load();
     SweepTally t = tally(study, records);
     const std::size_t recorded = t.completed + t.failed;
-    if (!recorded_first) recorded_first = recorded;
     if (options.on_progress) {
-      SweepProgress progress;  // the points recorded while waiting, of those missing at the start
-      progress.done = recorded - *recorded_first;
-      progress.todo = t.points - *recorded_first;
-      progress.failed = 0;
+      // The points recorded of the whole study ("0/0 points" once rank 0's own were done, when
+      // it counted only those missing at the start).
+      SweepProgress progress;
+      progress.done = recorded;
+      progress.todo = t.points;
+      progress.failed = t.failed;
       progress.elapsed_s = now - first_s;
       options.on_progress(progress);
     }

@@ -65,11 +65,14 @@ struct SweepTally {
 struct SweepOptions {
   int jobs = 1;          // local workers
   Rank rank;
+  // A recorded failed point is run again when its child died by a signal (kill -9, the OOM
+  // killer: status 128 + N) or could not be started; with `retry_failed`, any failed point.
+  bool retry_failed = false;
   std::function<void(const SweepProgress&)> on_progress;  // called from worker threads, serialised
 };
 
-// Runs the points this rank owns that are not yet recorded. Returns the tally of the whole
-// results directory as this process left it.
+// Runs the points this rank owns that are not yet recorded (or are to be retried: see
+// SweepOptions). Returns the tally of the whole results directory as this process left it.
 SweepTally run_sweep(const Study& study, ResultsStore& store, const SweepOptions& options, const PointRunner& runner);
 
 // A rank's heartbeat: DIR/ranks/rank-R.json, one JSON object {"rank", "ranks", "host", "pid",
@@ -147,6 +150,10 @@ class RanksLost : public std::runtime_error {
 // others still work is reported through `on_lost`; once every rank that owns a missing point is
 // lost, throws RanksLost. Rank 0 owns no missing point when this is called after its run_sweep().
 SweepTally wait_for_all(const Study& study, ResultsStore& store, const WaitOptions& options);
+
+// Whether a recorded point is run again: a failure that says nothing of the point (its child
+// was killed by a signal or never started), or any failure with `retry_failed`.
+bool should_retry(const PointRecord& recorded, bool retry_failed);
 
 // The record for one point from its child's outcome (failed when it exited non-zero or printed
 // no readable summary).

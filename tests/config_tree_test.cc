@@ -78,3 +78,45 @@ TEST_CASE("a recursive alias or an exponential expansion is an error, not a cras
   REQUIRE(shared);
   CHECK(shared->find("other")->find("x")->text() == "1");
 }
+
+// Loading a mapping was quadratic in its keys (a scan of the keys so far per key, for the
+// duplicate check and in merges): 160,000 keys took 85 s. The whole load, the merge of two such
+// mappings and a duplicate found at the very end must all finish (ctest's timeout bounds them).
+TEST_CASE("a mapping of 160,000 keys loads, merges and finds a duplicate at its end", "[config][large]") {
+  constexpr int kKeys = 160'000;
+  std::string text;
+  text.reserve(kKeys * 24);
+  for (int i = 0; i < kKeys; ++i) text += "key_" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  auto root = parse_yaml(text, "big.yaml");
+  REQUIRE(root.ok());
+  REQUIRE(root->entries().size() == static_cast<std::size_t>(kKeys));
+  CHECK(root->entries().back().first == "key_159999");
+  CHECK(to_string(root->key_origin("key_159999")) == "big.yaml:160000:1");
+
+  std::string overlay_text;
+  for (int i = kKeys / 2; i < kKeys + kKeys / 2; ++i) overlay_text += "key_" + std::to_string(i) + ": x\n";
+  auto overlay = parse_yaml(overlay_text, "over.yaml");
+  REQUIRE(overlay.ok());
+  Node merged = *root;
+  merged.merge_from(*overlay);
+  CHECK(merged.entries().size() == static_cast<std::size_t>(kKeys + kKeys / 2));
+  CHECK(merged.find("key_0")->text() == "0");
+  CHECK(merged.find("key_100000")->text() == "x");
+  CHECK(to_string(merged.key_origin("key_200000")) == "over.yaml:120001:1");
+
+  auto dup = parse_yaml(text + "key_7: again\n", "dup.yaml");
+  REQUIRE_FALSE(dup.ok());
+  CHECK(dup.error().message == "dup.yaml:160001:1: error: duplicate key \"key_7\"");
+}
+
+// A file that is not YAML (a text, a binary) reads as one long scalar: a message quotes its
+// start, never the whole file.
+TEST_CASE("a long or multi-line value is quoted by its start in messages", "[config][errors]") {
+  CHECK(Node::scalar("rtx-4090", {}).describe() == "\"rtx-4090\"");
+  const std::string long_text(5000, 'x');
+  const std::string d = Node::scalar(long_text, {}).describe();
+  CHECK(d.size() < 120);
+  CHECK_THAT(d, Catch::StartsWith("\"xxxx") && Catch::Contains("...\" (5000 characters)"));
+  const std::string lines = Node::scalar("first line\nsecond line\nthird", {}).describe();
+  CHECK(lines == "\"first line...\" (3 lines)");
+}

@@ -371,9 +371,9 @@ TEST_CASE("sweep: rank 0 waits for a rank that keeps beating, however long", "[s
   CHECK(t.completed == 6);
   CHECK(rig.pauses == 20);
   CHECK(rig.lost.empty());
-  REQUIRE(seen.size() == 21);  // progress at every look: 0 then 3 of the 3 missing at the start
-  CHECK(seen.front() == 3);
-  CHECK(seen.back() == 303);
+  REQUIRE(seen.size() == 21);  // progress at every look: of the study's 6 points, 3 then 6 recorded
+  CHECK(seen.front() == 306);
+  CHECK(seen.back() == 606);
 }
 
 TEST_CASE("sweep: rank 0 stops at once on a rank that ended without its points or has another size", "[sweep][mpi]") {
