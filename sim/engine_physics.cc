@@ -67,6 +67,9 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
     if (*bpf > 0.5) e.fail_at("cpu_expert_bytes_per_flop", "at most 0.5 (one 8-bit weight per multiply-add of 2 FLOP); check the unit: bytes of weights per FLOP");
     p.cpu_expert_bytes_per_flop = *bpf;
   }
+  if (auto eff = e.optional_number("cpu_matrix_efficiency")) p.cpu_matrix_efficiency = efficiency("cpu_matrix_efficiency", *eff);
+  if (e.has("cpu_matrix_isa")) p.cpu_matrix_isa = e.choice("cpu_matrix_isa", {"avx2", "avx512", "amx", "neon"});
+  p.cpu_threads = static_cast<int>(e.optional_integer("cpu_threads", 1, 1 << 20).value_or(0));
   // The split of misses between host and PCIe reads exists only where misses may be read over PCIe.
   const bool split = slots && pcie_reads;
   p.pcie_split_reference = split ? e.quantity("pcie_split_reference", Dimension::Bandwidth)

@@ -1,6 +1,7 @@
 #include "sim/host_experts.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace vramsim::sim {
@@ -49,6 +50,36 @@ double host_expert_rate(const Scenario& s) {
   const double memory = host_expert_memory_rate(s);
   const double per_flop = s.engine.physics.cpu_expert_bytes_per_flop;
   return per_flop > 0 && s.host.fp32_flops ? std::min(memory, *s.host.fp32_flops * per_flop) : memory;
+}
+
+namespace {
+int isa_rank(const std::string& isa) {
+  if (isa == "avx2") return 1;
+  if (isa == "avx512") return 2;
+  if (isa == "avx512-bf16") return 3;
+  if (isa == "amx") return 4;
+  return 0;  // neon, or none
+}
+}  // namespace
+
+double isa_matrix_factor(const std::string& host_simd, const std::string& isa, double bits) {
+  const bool int8 = bits < 16, bf16 = !int8 && bits < 32;
+  if (host_simd == "neon" || (isa == "neon" && host_simd.empty())) return int8 ? 4.0 : 1.0;
+  // The engine's path, capped by what the host has.
+  const int path = std::min(isa.empty() ? isa_rank(host_simd) : isa_rank(isa), isa_rank(host_simd));
+  if (path >= 4) return int8 ? 32.0 : bf16 ? 16.0 : 1.0;
+  if (path >= 2) return int8 ? 4.0 : bf16 && path >= 3 ? 2.0 : 1.0;
+  if (path == 1) return int8 ? 2.0 : 1.0;
+  return 1.0;
+}
+
+double host_matrix_rate(const Scenario& s) {
+  const auto& ph = s.engine.physics;
+  if (ph.cpu_matrix_efficiency <= 0 || !s.host.fp32_flops || !s.model.moe) return 0.0;
+  const double bits = s.engine.expert_format.bits_per_weight;
+  const int cores = std::max(1, s.host.cores);
+  const double used = ph.cpu_threads > 0 ? std::min(ph.cpu_threads, cores) / static_cast<double>(cores) : 1.0;
+  return *s.host.fp32_flops * isa_matrix_factor(s.host.simd, ph.cpu_matrix_isa, bits) * used * ph.cpu_matrix_efficiency;
 }
 
 }  // namespace vramsim::sim

@@ -33,4 +33,25 @@ double host_expert_rate(const Scenario& s);
 // The memory-bound part alone (the first term above).
 double host_expert_memory_rate(const Scenario& s);
 
+// Multiply-accumulate throughput of one core's instruction path relative to its AVX fp32 FMA
+// path (what cpu.fp32_throughput counts), for experts of `bits` bits per weight: quantized
+// experts (under 16 bits) run int8 dot products on activations quantized to 8 bits, 16-bit
+// ones bf16 products, else fp32. Per 512-bit (AVX-512) or 256-bit (AVX2) instruction, from
+// Intel's instruction tables (Intel 64 and IA-32 Architectures Optimization Reference Manual):
+//   fp32 FMA: 16 (AVX-512) / 8 (AVX2) MACs           -> 1
+//   int8 AVX-512 VNNI VPDPBUSD: 64 MACs               -> 4
+//   int8 AVX2 VPMADDUBSW + VPMADDWD: 32 MACs, 2 uops  -> 2
+//   bf16 AVX512_BF16 VDPBF16PS: 32 MACs               -> 2 (plain AVX-512, AVX2: fp32, 1)
+//   AMX (TMUL, per core and cycle): 1,024 int8 / 512 bf16 MACs against AVX-512's 32 fp32 -> 32 / 16
+//   NEON SDOT: 16 int8 MACs per 128-bit against 4 fp32  -> 4 (bf16: 1)
+// `isa`: the path the engine's kernels use; the host's cpu.simd caps it (avx2 < avx512 <
+// avx512-bf16 < amx; neon alone).
+double isa_matrix_factor(const std::string& host_simd, const std::string& isa, double bits);
+
+// The host's rate for a prompt batch's expert products, FLOP per second (2 per multiply-add):
+// cpu.fp32_throughput x isa_matrix_factor x min(cpu_threads, cores) / cores x
+// cpu_matrix_efficiency. 0 when the engine sets no cpu_matrix_efficiency (no arithmetic bound).
+// REQUIRES: the host's fp32_flops when cpu_matrix_efficiency > 0 (the decoder refuses otherwise).
+double host_matrix_rate(const Scenario& s);
+
 }  // namespace vramsim::sim

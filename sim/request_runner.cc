@@ -161,6 +161,7 @@ StepCosts RequestRunner::prefill_of(const std::vector<PrefillSequence>& sequence
           pass.missing_experts += (*touched)[e];
           pass.missing_full_ubatch += (*by_full)[e];
           pass.missing_last_ubatch += last;
+          pass.missing_routed_per_token += std::min(pop.inclusion()[e], 1.0);
         }
       }
       pass.gpu_expert_layers += gpu_experts ? 1 : 0;

@@ -429,6 +429,11 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                      ": the engine's host expert kernels are compute-bound (engine.cpu_expert_bytes_per_flop); give it "
                      "(--set hardware.host.cpu.fp32_throughput=...), or clear engine.cpu_expert_bytes_per_flop and set "
                      "engine.cpu_expert_share to the kernels' share of the memory bandwidth (0.201 on the case study's host)");
+  if (host_computes && ph.cpu_matrix_efficiency > 0 && !s.host.fp32_flops)
+    config::fail(r.any("hardware"), "hardware.host",
+                 "cpu.fp32_throughput is missing in " + s.host.name +
+                     ": the engine's prompt-batch expert products are bound by the host's arithmetic "
+                     "(engine.cpu_matrix_efficiency); give it (--set hardware.host.cpu.fp32_throughput=...)");
   // A share the scenario sets that the arithmetic cap overrides would change nothing: say so.
   if (const Node* share = engine && engine->is_map() ? engine->find("cpu_expert_share") : nullptr;
       share && host_computes && host_expert_rate(s) < host_expert_memory_rate(s))

@@ -88,6 +88,13 @@ struct EnginePhysics {
   // rate (cpu.fp32_throughput): their compute ceiling, for kernels bound by dequantisation
   // rather than by memory. 0: memory-bound only (the rate is cpu_expert_share x bandwidth).
   double cpu_expert_bytes_per_flop = 0;
+  // A prompt batch's host-computed experts are matrix products: the engine's kernels reach
+  // cpu_matrix_efficiency of the host's peak matrix rate on the instruction path cpu_matrix_isa
+  // (at most the host's cpu.simd), on cpu_threads cores (0: every core). 0: no arithmetic
+  // bound (the experts' bytes alone). sim/host_experts.h (host_matrix_rate).
+  double cpu_matrix_efficiency = 0;
+  std::string cpu_matrix_isa;           // avx2 | avx512 | amx | neon ("": the host's cpu.simd)
+  int cpu_threads = 0;
   double pcie_split_reference = 0;      // the engine's split: pcie_frac = link / (link + this), bytes/s
   int host_expert_workers = 0;          // host worker groups computing missed experts in parallel
   double zero_copy_efficiency = 0;      // GPU reads of mapped host memory vs copy bandwidth

@@ -91,6 +91,7 @@ void StepModel::init(const VramPlan& plan) {
   zero_copy_ = cal && cal->zero_copy_efficiency ? *cal->zero_copy_efficiency : ph.zero_copy_efficiency;
   pcie_frac_ = s.engine.misses_on_cpu ? 0.0 : link_bw_ / (link_bw_ + ph.pcie_split_reference);
   cpu_bw_ = host_expert_rate(s);
+  host_matrix_flops_ = host_matrix_rate(s);
   host_slots_ = static_cast<int>(std::lround(ph.host_expert_workers * (1.0 - pcie_frac_)));
   // Without an expert cache, or with every miss on the CPU (hybrid-cpu-experts), there is no
   // PCIe read path: the host computes every missing expert.
@@ -394,8 +395,12 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     }
     // The host computes them while the GPU runs its part (all worker groups at the host's
     // expert throughput); per layer the GPU waits for the bubble and the host's part; the
-    // layers are alike, so sum the max.
-    const double host = missing * expert_bytes_ / cpu_bw_;
+    // layers are alike, so sum the max. Its part is the longer of reading the experts once and
+    // their products for the micro-batch's tokens routed to them (2 FLOP per weight and token)
+    // at the host's matrix rate: a long prompt is bound by the host's arithmetic.
+    const double products = static_cast<double>(u.tokens) * pass.missing_routed_per_token * 2.0 * m.moe->expert_params;
+    const double arithmetic = host_matrix_flops_ > 0 ? products / host_matrix_flops_ : 0.0;
+    const double host = std::max(missing * expert_bytes_ / cpu_bw_, arithmetic);
     const double extra = std::max(0.0, ph.miss_sync + host / layers - gpu / layers);
     const double bubble = std::min(extra, ph.miss_sync);
     c.stall += bubble * layers;

@@ -88,6 +88,9 @@ struct PrefillPass {
   double missing_last_ubatch = 0;         // not resident, touched by the last, shorter one (if any)
   double resident_full_ubatch = 0;        // resident, touched by one full micro-batch
   double resident_last_ubatch = 0;        // resident, touched by the last, shorter one (if any)
+  // Per token, summed over this card's MoE layers: the routed picks that land on experts not
+  // resident here (sum of their inclusion probabilities), which the host computes or copies in.
+  double missing_routed_per_token = 0;
   int gpu_expert_layers = 0;              // MoE layers whose touched experts include resident ones
   int moe_layers = 0;                     // this card's MoE layers
 };
@@ -254,6 +257,7 @@ class StepModel {
   double link_bw_ = 0;
   double gemm_peak_ = 0;      // this card's peak rate for the weights' matrix products, FLOP/s
   double cpu_bw_ = 0;          // host expert throughput, all workers, bytes/s
+  double host_matrix_flops_ = 0;  // host's rate for a prompt batch's expert products, FLOP/s (0: no bound)
   int host_slots_ = 0;
   double pcie_frac_ = 0;
   double kv_bytes_per_token_layer_ = 0;

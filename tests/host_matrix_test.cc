@@ -1,0 +1,65 @@
+// A prompt batch's host-computed experts are bound by the host's arithmetic (sim/host_experts.h,
+// host_matrix_rate): the instruction path, the engine's threads and its kernel efficiency.
+// Closed forms against the real binary on the kTransformers scenario (DeepSeek-V3 on a 2 x Xeon
+// Gold 6454S host and an RTX 4090).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "scenario_runs.h"
+#include "sim/host_experts.h"
+
+using vramsim::sim::isa_matrix_factor;
+using vramsim::test::check_refused;
+using vramsim::test::json_number;
+using vramsim::test::run_json;
+
+namespace {
+const std::string kKt = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/deepseek-v3-4090-ktransformers.yaml";
+// One socket's 32 threads, experts on its node, a 4,000-token prompt: compute-bound.
+const std::string kOneSocket = "--set hardware.host.expert_memory=0 --set engine.cpu_threads=32 --set engine.context=8192 "
+                               "--set workload.prompt_tokens=4000 --set workload.gen_tokens=2 --set workload.requests=1";
+double prefill(const std::string& more = "") { return json_number(run_json(kKt, kOneSocket + " " + more), "p50", "prefill_tok_s"); }
+}  // namespace
+
+TEST_CASE("host matrix rate: the instruction path's factor over the AVX fp32 FMA path", "[host][matrix]") {
+  CHECK(isa_matrix_factor("avx512", "avx512", 4.5) == 4.0);    // VNNI int8
+  CHECK(isa_matrix_factor("avx2", "avx512", 4.5) == 2.0);      // capped by the host: AVX2 int8
+  CHECK(isa_matrix_factor("amx", "avx512", 4.5) == 4.0);       // the engine's kernels do not use AMX
+  CHECK(isa_matrix_factor("amx", "amx", 8.5) == 32.0);         // AMX int8
+  CHECK(isa_matrix_factor("amx", "amx", 16) == 16.0);          // AMX bf16
+  CHECK(isa_matrix_factor("avx512-bf16", "", 16) == 2.0);      // AVX512_BF16
+  CHECK(isa_matrix_factor("avx512", "avx512", 16) == 1.0);     // bf16 without AVX512_BF16: fp32
+  CHECK(isa_matrix_factor("neon", "", 4.5) == 4.0);            // SDOT
+}
+
+TEST_CASE("host matrix rate: a long prompt's host experts take their FLOPs at the host's matrix rate", "[host][matrix]") {
+  // Per token: 8 routed experts x 58 MoE layers x 2 FLOP x 44,040,192 weights; the rate: 9.0
+  // TFLOPS fp32 x 4 (VNNI int8) x 32 / 64 cores x the preset's 0.123.
+  const double flops_per_token = 8 * 58 * 2 * 44.040192e6;
+  const double rate = 9.0e12 * 4 * 0.5 * 0.123;
+  CHECK(prefill() == Approx(rate / flops_per_token).epsilon(0.02));
+  // Kernels at 0.9 of the peak: the arithmetic no longer binds, the prompt is bound by reading
+  // each expert once per micro-batch, several times faster.
+  CHECK(json_number(run_json(kKt, kOneSocket + " --set engine.cpu_matrix_efficiency=0.9"), "p50", "prefill_tok_s") >
+        3 * prefill());
+}
+
+TEST_CASE("host matrix rate: the ISA, thread and efficiency what-ifs move a compute-bound prefill", "[host][matrix]") {
+  const double base = prefill();
+  CHECK(prefill("--set hardware.host.cpu.simd=avx2") == Approx(base / 2).epsilon(0.02));  // VNNI 4 -> AVX2 2
+  CHECK(prefill("--set engine.cpu_threads=16") == Approx(base / 2).epsilon(0.02));
+  CHECK(prefill("--set engine.cpu_matrix_efficiency=0.0615") == Approx(base / 2).epsilon(0.02));
+  CHECK(prefill("--set engine.cpu_matrix_isa=amx") > 2 * base);  // AMX int8 x32: bound by other costs
+  // Decode reads each expert for one token: bytes-bound, unchanged by the arithmetic.
+  const std::string one = run_json(kKt, kOneSocket);
+  const std::string avx2 = run_json(kKt, kOneSocket + " --set hardware.host.cpu.simd=avx2");
+  CHECK(json_number(avx2, "p50", "decode_tok_s") == Approx(json_number(one, "p50", "decode_tok_s")));
+}
+
+TEST_CASE("host matrix rate: impossible settings are refused at the key", "[host][matrix]") {
+  check_refused(kKt, "engine.cpu_matrix_efficiency=1.5", "an efficiency is at most 1");
+  check_refused(kKt, "engine.cpu_matrix_isa=sse4", "cpu_matrix_isa");
+  check_refused(kKt, "engine.cpu_threads=0", "cpu_threads");
+  check_refused(kKt, "hardware.host.cpu.fp32_throughput=", "engine.cpu_matrix_efficiency");
+}
