@@ -85,21 +85,6 @@ std::string self_executable() {
   return p.string();
 }
 
-bool on_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = end > start ? dirs.substr(start, end - start) : std::string(".");
-    candidate.append(1, '/').append(program);
-    if (::access(candidate.c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
 
 // The program's path: argv0 itself when it has a '/', else the first executable on PATH.
 std::string find_program(const std::string& program) {
@@ -116,6 +101,12 @@ std::string find_program(const std::string& program) {
     start = end + 1;
   }
   return program;
+}
+
+// Whether `program` runs: an executable path, or a name found on PATH.
+bool on_path(const std::string& program) {
+  const std::string path = find_program(program);
+  return (path != program || program.find('/') != std::string::npos) && ::access(path.c_str(), X_OK) == 0;
 }
 
 // In the child between fork() and exec: async-signal-safe calls only. The child is killed

@@ -19,17 +19,9 @@ using namespace vramsim;
 
 namespace {
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::string read(const fs::path& p) { return vramsim::test::read_file(p); }
 
-fs::path fresh(const std::string& name) {
-  const fs::path p = fs::current_path() / ("outfile_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path fresh(const std::string& name) { return vramsim::test::fresh_dir("outfile_" + name); }
 
 std::size_t entries(const fs::path& dir) {
   return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}));

@@ -34,17 +34,9 @@ using namespace vramsim;
 
 namespace {
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::string read(const fs::path& p) { return vramsim::test::read_file(p); }
 
-fs::path fresh(const std::string& name) {
-  const fs::path p = fs::current_path() / ("sweep_faults_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path fresh(const std::string& name) { return vramsim::test::fresh_dir("sweep_faults_" + name); }
 
 const char* kStudy = "study: faults\nscenario: moe125b-rtx5090-gen3-shared\naxes:\n  - { key: workload.clients, values: [1, 2, 3] }\n";
 
@@ -62,23 +54,7 @@ reports::PointOutcome outcome(int status) {
   return o;
 }
 
-// The processes whose parent is `parent` (/proc/*/stat: "pid (comm) state ppid ...").
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read(entry.path() / "stat");
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return out;
-}
+using vramsim::test::children_of;
 
 bool alive(pid_t pid) {  // not gone, not a zombie left for a reaper
   const std::string stat = read("/proc/" + std::to_string(pid) + "/stat");

@@ -35,10 +35,7 @@ using namespace vramsim;
 
 namespace {
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::string read(const fs::path& p) { return vramsim::test::read_file(p); }
 
 fs::path write_study(const std::string& name, const std::string& text) {
   const fs::path p = fs::current_path() / ("sweep_study_" + name + ".yaml");
@@ -526,23 +523,7 @@ TEST_CASE("sweep: resuming after kill -9 loses and duplicates nothing", "[sweep]
 }
 
 namespace {
-// The processes whose parent is `parent`, from /proc/*/stat ("pid (comm) state ppid ...").
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read(entry.path() / "stat");
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return out;
-}
+using vramsim::test::children_of;
 
 // Running (not gone, not a zombie left for a reaper).
 bool alive(pid_t pid) {

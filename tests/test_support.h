@@ -2,7 +2,11 @@
 // `vramsim` binary.
 #pragma once
 
+#include <sys/types.h>
+
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/catalogue.h"
 
@@ -32,5 +36,12 @@ void check_usage_error(const std::string& args, const std::string& message);
 // The number at `"key": ` in pretty-printed JSON, the first after `"within"` when given
 // (e.g. json_number(out, "p50", "decode_tok_s")).
 double json_number(const std::string& json, const std::string& key, const std::string& within = "");
+
+// The whole content of file `p` ("" when it cannot be read).
+std::string read_file(const std::filesystem::path& p);
+// `name` under the current directory, created empty (removed first if it was there).
+std::filesystem::path fresh_dir(const std::string& name);
+// The processes whose parent is `parent`, from /proc/*/stat ("pid (comm) state ppid ...").
+std::vector<pid_t> children_of(pid_t parent);
 
 }  // namespace vramsim::test
