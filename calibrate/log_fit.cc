@@ -26,6 +26,16 @@ struct Classified {
   std::size_t at = 0;  // where the text after the marker starts
 };
 
+// Whether the line ends inside a marker (a log cut short mid-line: "... strata serve: decode
+// expert ca"): its tail, 9 characters or more, is the start of a marker but not all of it.
+bool ends_inside_marker(std::string_view line) {
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  for (std::string_view marker : {kStrataGeneration, kStrataCache, kLlamaPrompt, kLlamaEval})
+    for (std::size_t n = std::min(line.size(), marker.size() - 1); n >= 9; --n)
+      if (line.substr(line.size() - n) == marker.substr(0, n)) return true;
+  return false;
+}
+
 Classified classify(std::string_view line) {
   if (auto p = line.find(kStrataGeneration); p != std::string_view::npos)
     return {Kind::StrataGeneration, p + kStrataGeneration.size()};
@@ -357,7 +367,10 @@ ParsedLog parse_log(std::istream& in, const std::string& file, const LogOptions&
         out.unpaired.push_back({n, unpaired_kind(c.kind)});
         break;
       }
-      case Kind::Other: break;
+      case Kind::Other:
+        // A line cut short before its marker is whole is counted, never dropped unseen.
+        if (ends_inside_marker(line)) out.unpaired.push_back({n, "line cut short inside a request line's marker (a truncated log?)"});
+        break;
     }
   }
   drop_pending();

@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <cctype>
 #include <charconv>
 #include <iostream>
 
@@ -11,6 +12,11 @@ Args::Args(const std::vector<std::string>& argv, const OptionSpec& spec) {
     const std::string head = a.substr(0, 2);
     const bool short_option = a.size() >= 2 && a[0] == '-' && a[1] != '-' &&
                               (spec.with_value.count(head) || (a.size() == 2 && spec.flags.count(head)));
+    // "-z" (or "-zvalue") that the spec does not name is an unknown option, never a file
+    // name; "-" alone and a negative number ("-3") stay positional.
+    if (!short_option && a.size() >= 2 && a[0] == '-' && a[1] != '-' && !std::isdigit(static_cast<unsigned char>(a[1])) &&
+        a[1] != '.')
+      throw UsageError("unknown option " + head + " (see --help)");
     if (!short_option && (a.size() < 2 || a.rfind("--", 0) != 0)) {
       positional_.push_back(a);
       continue;

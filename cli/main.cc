@@ -59,16 +59,16 @@ int run(const std::string& command, const std::vector<std::string>& args) {
   try {
     return dispatch(command, args);
   } catch (const vramsim::cli::UsageError& e) {
-    std::cerr << "vramsim " << command << ": error: " << e.what() << "\n";
+    std::cerr << "vramsim " << command << ": error: " << vramsim::config::printable(e.what(), true) << "\n";
     return 2;
   } catch (const vramsim::config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << vramsim::config::printable(e.what(), true) << "\n";
     return 2;
   } catch (const vramsim::cli::WriteError& e) {
-    std::cerr << "vramsim " << command << ": error: " << e.what() << "\n";
+    std::cerr << "vramsim " << command << ": error: " << vramsim::config::printable(e.what(), true) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "vramsim " << command << ": internal error: " << e.what() << "\n";
+    std::cerr << "vramsim " << command << ": internal error: " << vramsim::config::printable(e.what(), true) << "\n";
     return 1;
   }
 }

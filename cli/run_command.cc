@@ -15,6 +15,7 @@
 
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
+#include "cli/progress_log.h"
 #include "cli/commands.h"
 #include "cli/quick_scenario.h"
 #include "cli/write_error.h"
@@ -165,12 +166,18 @@ int run_command(const std::vector<std::string>& argv) {
         .field("prompt_tokens", r.prompt_tokens).field("arrival_s", r.arrival_s).field("rejected", r.reason).end_object();
     requests_out->stream() << j.str() << "\n";
   };
+  const auto start = std::chrono::steady_clock::now();
+  RunProgressLog progress_log;  // without a terminal: a line now and then on long runs only
   options.on_progress = [&](int done, int total) {
-    if (progress && (done % 10 == 0 || done == total))
-      std::cerr << "\r  simulated " << done << "/" << total << " requests" << (done == total ? "\n" : "") << std::flush;
+    if (progress) {
+      if (done % 10 == 0 || done == total)
+        std::cerr << "\r  simulated " << done << "/" << total << " requests" << (done == total ? "\n" : "") << std::flush;
+      return;
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (auto line = progress_log.update(done, total, elapsed)) std::cerr << *line << std::flush;
   };
 
-  const auto start = std::chrono::steady_clock::now();
   sim::RunResult result;
   try {
     result = sim::run_scenario(scenario, options);

@@ -25,6 +25,23 @@ std::string resolve_path(const Origin& origin, const std::string& path) {
   return p.lexically_normal().string();
 }
 
+std::string printable(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && !(keep_newlines && (c == '\n' || c == '\t'))) || u == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 Node Node::scalar(std::string text, Origin origin) {
   Node n;
   n.kind_ = Kind::Scalar;
@@ -110,10 +127,10 @@ std::string Node::describe() const {
       // first line, cut short, rather than the file in the message.
       constexpr std::size_t kMax = 60;
       const std::size_t newline = text_.find('\n');
-      if (newline == std::string::npos && text_.size() <= kMax + 20) return "\"" + text_ + "\"";
+      if (newline == std::string::npos && text_.size() <= kMax + 20) return "\"" + printable(text_) + "\"";
       const std::size_t lines = static_cast<std::size_t>(std::count(text_.begin(), text_.end(), '\n')) +
                                 (text_.empty() || text_.back() == '\n' ? 0 : 1);
-      return "\"" + text_.substr(0, std::min(newline, kMax)) + "...\" (" +
+      return "\"" + printable(text_.substr(0, std::min(newline, kMax))) + "...\" (" +
              (newline == std::string::npos ? std::to_string(text_.size()) + " characters" : std::to_string(lines) + " lines") + ")";
     }
     case Kind::Map: return "a mapping";
@@ -149,6 +166,7 @@ class TreeBuilder {
       case YAML::NodeType::Scalar:
         n.kind_ = Node::Kind::Scalar;
         n.text_ = y.Scalar();
+        n.quoted_ = y.Tag() == "!";  // yaml-cpp's non-specific tag of a quoted (non-plain) scalar
         break;
       case YAML::NodeType::Sequence:
         n.kind_ = Node::Kind::Sequence;
@@ -320,8 +338,10 @@ Status apply_override(Node& root, std::string_view assignment, std::string_view 
       next = &cursor->set(key, Node::map(cli));
     } else if (next->is_scalar() && !next->text().empty()) {
       // `gpu: rtx-4090` overridden by `--set gpu.memory.capacity=48GiB`: a catalogue name
-      // becomes `{preset: rtx-4090}` so that the override can refine it.
-      Node preset = Node::map(next->origin());
+      // becomes `{preset: rtx-4090}` so that the override can refine it. The mapping is the
+      // override's making, so a complaint about it (`--set workload.requests.x=5` makes a number
+      // a mapping) names the --set, not the file's line; the name keeps its own origin.
+      Node preset = Node::map(cli);
       preset.set("preset", *next);
       *next = std::move(preset);
     } else if (next->is_sequence()) {

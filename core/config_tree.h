@@ -30,6 +30,11 @@ std::string to_string(const Origin& origin);
 // origin has no line). Lexically normalised.
 std::string resolve_path(const Origin& origin, const std::string& path);
 
+// `text` fit to quote in a message printed on a terminal: control characters (an escape
+// sequence, a carriage return, a NUL) written as \xHH; a newline and a tab are kept
+// only when `keep_newlines`.
+std::string printable(std::string_view text, bool keep_newlines = false);
+
 class Node {
  public:
   enum class Kind { Null, Scalar, Map, Sequence };
@@ -48,6 +53,8 @@ class Node {
 
   // Scalars: the text as written (quotes removed).
   const std::string& text() const { return text_; }
+  // Scalars: whether the text was written in quotes ("32" is a string in JSON, 32 a number).
+  bool quoted() const { return quoted_; }
 
   // Maps keep their keys in file order. find() returns nullptr for a missing key.
   const std::vector<Entry>& entries() const { return entries_; }
@@ -74,6 +81,7 @@ class Node {
   friend class TreeBuilder;
   Kind kind_ = Kind::Null;
   std::string text_;
+  bool quoted_ = false;
   std::vector<Entry> entries_;
   std::vector<Node> items_;
   std::vector<std::pair<std::string, Origin>> key_origins_;

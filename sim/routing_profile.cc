@@ -6,6 +6,8 @@
 #include <fstream>
 #include <functional>
 
+#include "core/config_tree.h"
+
 namespace vramsim::sim {
 namespace {
 
@@ -20,8 +22,13 @@ bool parse_field(std::string_view text, double& out) {
 
 Result<LayerPopularity> load_routing_profile(const std::string& path, int layers, int experts, int top_k) {
   std::ifstream in(path);
-  if (!in) return Error{path + ": error: cannot open the routing profile"};
-  auto where = [&](int line) { return path + ":" + std::to_string(line) + ": error: "; };
+  // Diagnostics like a compiler's: FILE:LINE:COL: error: KEY: what was expected.
+  const std::string key = "model.moe.routing.profile: ";
+  if (!in) return Error{path + ": error: " + key + "cannot open the routing profile"};
+  auto where = [&](int line, std::size_t col = 1) {
+    return path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: " + key;
+  };
+  std::size_t col[3] = {1, 1, 1};  // where each field of the current row starts
   std::string line;
   if (!std::getline(in, line) || line.rfind("layer,expert,count", 0) != 0)
     return Error{where(1) + "expected the header \"layer,expert,count\""};
@@ -32,18 +39,20 @@ Result<LayerPopularity> load_routing_profile(const std::string& path, int layers
     std::size_t start = 0;
     for (int f = 0; f < 3; ++f) {
       const std::size_t comma = f < 2 ? line.find(',', start) : line.size();
+      col[f] = start + 1;
       if (comma == std::string::npos || !parse_field(std::string_view(line).substr(start, comma - start), field[f]))
-        return Error{where(number) + "expected \"layer,expert,count\" with numbers, got \"" + line + "\""};
+        return Error{where(number, col[f]) + "expected \"layer,expert,count\" with numbers, got \"" +
+                     config::printable(line.size() > 80 ? line.substr(0, 60) + "..." : line) + "\""};
       start = comma + 1;
     }
     const double layer = field[0], expert = field[1], count = field[2];
     if (layer < 0 || layer >= layers || std::floor(layer) != layer)
-      return Error{where(number) + "layer must be a whole number in [0, " + std::to_string(layers) + ")"};
+      return Error{where(number, col[0]) + "layer must be a whole number in [0, " + std::to_string(layers) + ")"};
     if (expert < 0 || expert >= experts || std::floor(expert) != expert)
-      return Error{where(number) + "expert must be a whole number in [0, " + std::to_string(experts) + ")"};
-    if (count < 0) return Error{where(number) + "a count cannot be negative"};
+      return Error{where(number, col[1]) + "expert must be a whole number in [0, " + std::to_string(experts) + ")"};
+    if (count < 0) return Error{where(number, col[2]) + "a count cannot be negative"};
     double& slot = counts[static_cast<std::size_t>(layer)][static_cast<std::size_t>(expert)];
-    if (slot >= 0) return Error{where(number) + "pair (" + std::to_string(static_cast<int>(layer)) + ", " +
+    if (slot >= 0) return Error{where(number, col[0]) + "pair (" + std::to_string(static_cast<int>(layer)) + ", " +
                                 std::to_string(static_cast<int>(expert)) + ") given twice"};
     slot = count;
   }
@@ -54,7 +63,7 @@ Result<LayerPopularity> load_routing_profile(const std::string& path, int layers
     std::sort(w.begin(), w.end(), std::greater<>());
     const auto routed = std::count_if(w.begin(), w.end(), [](double c) { return c > 0; });
     if (routed < top_k)
-      return Error{path + ": error: layer " + std::to_string(layer) + " has " + std::to_string(routed) +
+      return Error{path + ": error: " + key + "layer " + std::to_string(layer) + " has " + std::to_string(routed) +
                    " experts with a positive count; top-k needs at least " + std::to_string(top_k)};
     out.push_back(Popularity::from_weights(w, top_k));
   }

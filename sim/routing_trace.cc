@@ -4,6 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/config_reader.h"
 #include "sim/counter_rng.h"
 #include "sim/routing_profile.h"
 #include "sim/vram_plan.h"
@@ -19,7 +20,8 @@ LayerPopularity scenario_popularity(const Scenario& s) {
   const auto& r = *moe.routing;
   if (!r.profile.empty()) {
     auto profile = load_routing_profile(r.profile, moe.layers, moe.experts, moe.experts_per_token);
-    if (!profile) throw std::invalid_argument(profile.error().message);
+    // Already a compiler-style diagnostic naming the file, line and key: printed as it is.
+    if (!profile) throw config::ConfigError(profile.error());
     return std::move(profile).value();
   }
   // The median request routes a share a by its own preference (hit rate = coverage there):

@@ -481,6 +481,20 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.expert_memory.spilled = true;
     set_expert_paths(s);
   }
+  // An expert cache whose given size the free VRAM cannot hold is refused at the size's line
+  // (the same check plan_vram makes when the run starts, which has no place to point at).
+  if (s.engine.expert_cache && (s.engine.cache_size_bytes || s.engine.cache_slots) && engine && engine->is_map())
+    if (const Node* cache = engine->find("expert_cache"); cache && cache->is_map())
+      if (const Node* size = cache->find("size")) {
+        const std::string key = "engine.expert_cache.size";
+        try {
+          plan_cards(s);
+        } catch (const std::invalid_argument& e) {
+          const std::string why = e.what();
+          if (why.rfind(key + ": ", 0) == 0) config::fail(*size, key, why.substr(key.size() + 2));
+          // Any other refusal is the run's to make, with its hint.
+        }
+      }
   return s;
 }
 

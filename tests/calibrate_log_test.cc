@@ -406,3 +406,22 @@ TEST_CASE("calibrate: a negative fitted t_fast is not called a step time", "[cal
   CHECK_THAT(r.out, Catch::Contains("(negative: no step time; the data are too far from 0 cache misses to give one)") &&
                         !Catch::Contains("(the step time with no cache misses)"));
 }
+
+// Issue 26, item 8: a line cut short inside its marker (a log truncated mid-line) is counted as
+// unpaired and reported, never dropped unseen.
+TEST_CASE("calibrate log: a truncated request line is counted as unpaired", "[calibrate][log]") {
+  const std::string generation =
+      "strata serve: prompt 26 tokens = 0 reused + 26 read in 43 ms, 192 generated in 1367 ms (140.5 tok/s), drafts accepted ...\n";
+  const auto log = parse_text(generation + "2026-10-01 strata serve: decode expert ca\n");
+  CHECK(log.records.empty());
+  REQUIRE(log.unpaired.size() == 2);
+  CHECK(log.unpaired[0].line == 1);
+  CHECK(log.unpaired[0].kind == "strata generation line without a cache line right after it");
+  CHECK(log.unpaired[1].line == 2);
+  CHECK(log.unpaired[1].kind == "line cut short inside a request line's marker (a truncated log?)");
+  // Cut before its generation marker is whole; and a llama.cpp prompt line cut the same way.
+  CHECK(parse_text("[info] strata serve: pro\n").unpaired.size() == 1);
+  CHECK(parse_text("slot 0 | prompt eval ti").unpaired.size() == 1);
+  // Ordinary lines are not truncated markers.
+  CHECK(parse_text("strata generate: expert cache auto: 8.31 GiB free\nllama_model_load: done\n").unpaired.empty());
+}

@@ -349,3 +349,19 @@ TEST_CASE("import: AWQ or GPTQ weights are noted, and dtype is read", "[hf-impor
   CHECK_THAT(none->notes[0], Catch::Contains("the config names no dtype (torch_dtype): native_format is BF16"));
   CHECK_THAT(none->yaml, Catch::Contains("# Note: the config names no dtype"));
 }
+
+// Issue 26, item 8: what JSON does not allow is refused, not read as YAML would.
+TEST_CASE("import: a trailing comma is refused at its line and column", "[import][messages]") {
+  auto r = import_json("{\"model_type\": \"llama\", \"hidden_size\": 1024,\n  \"num_hidden_layers\": 4,\n}\n");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::EndsWith("config.json:3:1: error: not strict JSON: expected a key (a trailing comma?)"));
+  // The byte-order mark some editors write is not an error.
+  CHECK(import_json("\xEF\xBB\xBF" + llama_like()).ok());
+}
+
+TEST_CASE("import: a number written as a string is refused", "[import][messages]") {
+  auto r = import_json(R"({"model_type": "llama", "hidden_size": "1024", "num_hidden_layers": 4, "num_attention_heads": 8,
+             "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 1000, "max_position_embeddings": 4096})");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("config.json:1:40: error: hidden_size: expected a number, got the string \"1024\""));
+}

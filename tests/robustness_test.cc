@@ -244,3 +244,48 @@ TEST_CASE("a YAML input that makes yaml-cpp's LoadAll loop is read in bounded ti
   const auto parsed = vramsim::config::parse_yaml(text, "loadall-endless.yaml");
   CHECK(static_cast<bool>(parsed));
 }
+
+// Issue 26, item 7: every refusal reads like a compiler's, FILE:LINE:COL: error: KEY: what was
+// expected (a command-line value names its --set instead of a line).
+TEST_CASE("messages: an expert cache larger than the free VRAM names its key and where it was set", "[robustness][messages]") {
+  check_usage_error("run " + kShared + " --set engine.expert_cache.size=100000",
+                    "--set engine.expert_cache.size=100000: error: engine.expert_cache.size: 100000 slots need ");
+  std::string text = read(kShared);
+  const std::string was = "expert_cache: { size: auto,";
+  REQUIRE(text.find(was) != std::string::npos);
+  text.replace(text.find(was), was.size(), "expert_cache: { size: 100000,");
+  const std::string file = write("cache-too-big.yaml", text);
+  check_usage_error("run " + file, file + ":15:25: error: engine.expert_cache.size: 100000 slots need ");
+}
+
+TEST_CASE("messages: a --set that makes a number a mapping is blamed on the --set", "[robustness][messages]") {
+  const auto r = run_vramsim("run " + kShared + " --set workload.requests.x=5");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("--set workload.requests.x=5: error: workload.requests: "));
+  CHECK_THAT(r.err, !Catch::Contains(kShared + ":"));
+}
+
+TEST_CASE("messages: an unknown short option is called unknown", "[robustness][messages]") {
+  check_usage_error("run " + kShared + " -z", "vramsim run: error: unknown option -z (see --help)");
+  check_usage_error("run -zq " + kShared, "vramsim run: error: unknown option -z (see --help)");
+  check_usage_error("sweep -z", "vramsim sweep: error: unknown option -z (see --help)");
+}
+
+TEST_CASE("messages: control characters in a value are escaped, never sent to the terminal", "[robustness][messages]") {
+  CHECK(vramsim::config::printable("a\x1b[31mb\r\x7f") == "a\\x1b[31mb\\x0d\\x7f");
+  CHECK(vramsim::config::printable("two\nlines\t.", true) == "two\nlines\t.");
+  std::string text = read(kShared);
+  const std::string was = "seed: 1";
+  REQUIRE(text.find(was) != std::string::npos);
+  text.replace(text.find(was), was.size(), "seed: \"\\e[31m1\\e[0m\"");
+  const std::string file = write("escape.yaml", text);
+  const auto r = run_vramsim("run " + file);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("seed: expected a whole number, got \"\\x1b[31m1\\x1b[0m\""));
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  // An option's value quoted in a usage error, too.
+  const auto usage = run_vramsim("run " + kShared + " --log-format \"$(printf 'x\\033[2Jy')\"");
+  CHECK(usage.status == 2);
+  CHECK_THAT(usage.err, Catch::Contains("got \"x\\x1b[2Jy\""));
+  CHECK(usage.err.find('\x1b') == std::string::npos);
+}

@@ -1,6 +1,7 @@
 // Routing from an engine's measured profile (CSV "layer,expert,count").
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 #include "sim/expert_cache.h"
@@ -45,19 +46,19 @@ TEST_CASE("a profile gives each layer its own popularity, and the cache holds th
   CHECK(resident_in_layer(cache, 0, 16) != resident_in_layer(cache, 1, 16));
 }
 
-TEST_CASE("a malformed profile is refused with its file and line", "[profile]") {
+TEST_CASE("a malformed profile is refused with its file, line, column and key", "[profile]") {
   auto header = load_routing_profile(write("p_header.csv", "l,e,c\n0,0,1\n"), 1, 4, 1);
   REQUIRE_FALSE(header.ok());
-  CHECK_THAT(header.error().message, Catch::StartsWith("p_header.csv:1: error: expected the header"));
+  CHECK_THAT(header.error().message, Catch::StartsWith("p_header.csv:1:1: error: model.moe.routing.profile: expected the header"));
   auto row = load_routing_profile(write("p_row.csv", "layer,expert,count\n0,0,5\n0,x,3\n"), 1, 4, 1);
   REQUIRE_FALSE(row.ok());
-  CHECK_THAT(row.error().message, Catch::StartsWith("p_row.csv:3: error: expected \"layer,expert,count\""));
+  CHECK_THAT(row.error().message, Catch::StartsWith("p_row.csv:3:3: error: model.moe.routing.profile: expected \"layer,expert,count\""));
   auto range = load_routing_profile(write("p_range.csv", "layer,expert,count\n0,9,5\n"), 1, 4, 1);
-  CHECK_THAT(range.error().message, Catch::Contains("p_range.csv:2: error: expert must be a whole number in [0, 4)"));
+  CHECK_THAT(range.error().message, Catch::Contains("p_range.csv:2:3: error: model.moe.routing.profile: expert must be a whole number in [0, 4)"));
   auto twice = load_routing_profile(write("p_twice.csv", "layer,expert,count\n0,1,5\n0,1,6\n"), 1, 4, 1);
-  CHECK_THAT(twice.error().message, Catch::Contains("pair (0, 1) given twice"));
+  CHECK_THAT(twice.error().message, Catch::Contains("p_twice.csv:3:1: error: model.moe.routing.profile: pair (0, 1) given twice"));
   auto few = load_routing_profile(write("p_few.csv", "layer,expert,count\n0,1,5\n"), 1, 4, 2);
-  CHECK_THAT(few.error().message, Catch::Contains("layer 0 has 1 experts with a positive count; top-k needs at least 2"));
+  CHECK_THAT(few.error().message, Catch::StartsWith("p_few.csv: error: model.moe.routing.profile: layer 0 has 1 experts with a positive count; top-k needs at least 2"));
 }
 
 TEST_CASE("a scenario whose model routes from a profile runs end to end", "[profile][run]") {
@@ -67,4 +68,22 @@ TEST_CASE("a scenario whose model routes from a profile runs end to end", "[prof
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("\"slots\": 24"));
   CHECK_THAT(r.out, Catch::Contains("\"completed\": 20"));
+}
+
+// Issue 26, item 7: the profile's diagnostic is printed as it is, once: no "vramsim run: error:"
+// before a "FILE:LINE:COL: error:", and the key named.
+TEST_CASE("run: a malformed routing profile is one compiler-style error with its key", "[profile][run][messages]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::fresh_dir("profile-bad-run");
+  for (const char* name : {"tiny-scenario.yaml", "tiny-moe.yaml"})
+    fs::copy_file(test::data_path(std::string("profile/") + name), dir / name);
+  write((dir / "tiny-moe-profile.csv").string(), "layer,expert,count\n0,0,5\n0,x,3\n");
+  const auto r = test::run_vramsim("run " + (dir / "tiny-scenario.yaml").string());
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, !Catch::Contains("vramsim run: error:"));
+  CHECK_THAT(r.err, Catch::Contains((dir / "tiny-moe-profile.csv").lexically_normal().string() +
+                                      ":3:3: error: model.moe.routing.profile: expected \"layer,expert,count\" with numbers, got \"0,x,3\""));
+  std::size_t errors = 0;
+  for (std::size_t at = r.err.find("error:"); at != std::string::npos; at = r.err.find("error:", at + 1)) ++errors;
+  CHECK(errors == 1);
 }

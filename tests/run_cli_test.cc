@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 
+#include "cli/progress_log.h"
 #include "core/json_value.h"
 #include "tests/test_support.h"
 
@@ -728,4 +729,45 @@ TEST_CASE("overlapped slots: the contended step time beside the step's own", "[r
              Catch::Contains("  overlapped      those are a step's own costs, alone on the card; with the slots sharing it, a step took"));
   const std::string serial = vramsim::test::run_ok("run " + exclusive + " --set workload.requests=4 --json");
   CHECK_THAT(serial, Catch::Contains("\"decode_step_contended_ms\": null"));
+}
+
+// Issue 26, item 9: a long run whose stderr is not a terminal logs a line now and then: at
+// least a tenth more of the requests AND 30 s since the last line (whichever is rarer), the end
+// only after a line came before, and once, after 10 s, an estimate when the run extrapolates
+// past a minute. A run of under 30 s prints nothing (the goldens' stderr is unchanged).
+TEST_CASE("run: progress lines on a non-terminal only for long runs", "[run][progress]") {
+  using vramsim::cli::RunProgressLog;
+  {
+    RunProgressLog quick;  // 1,000 requests in 20 s: nothing at all
+    for (int done = 1; done <= 1000; ++done) CHECK_FALSE(quick.update(done, 1000, done * 0.02));
+  }
+  RunProgressLog slow;  // 1,000 requests at 1 s each
+  std::vector<std::string> lines;
+  for (int done = 1; done <= 1000; ++done)
+    if (auto line = slow.update(done, 1000, done * 1.0)) lines.push_back(*line);
+  REQUIRE(lines.size() == 11);
+  CHECK(lines[0] == "vramsim run: about 16:40 in all to simulate 1000 requests (10 took 0:10; later requests may cost more or less)\n");
+  CHECK(lines[1] == "vramsim run: 100/1000 requests, 1:40 elapsed, ETA 15:00\n");
+  CHECK(lines[9] == "vramsim run: 900/1000 requests, 15:00 elapsed, ETA 1:40\n");
+  CHECK(lines[10] == "vramsim run: 1000/1000 requests, 16:40 elapsed\n");
+  {
+    RunProgressLog fast_tenths;  // 10 requests of 40 s: a line per request (each is a tenth)
+    int printed = 0;
+    for (int done = 1; done <= 10; ++done) printed += fast_tenths.update(done, 10, done * 40.0) ? 1 : 0;
+    CHECK(printed == 10);
+  }
+  {
+    RunProgressLog minute;  // 100 requests in 50 s: no estimate (under a minute); one line at 30 s, and the end
+    std::vector<std::string> got;
+    for (int done = 1; done <= 100; ++done)
+      if (auto line = minute.update(done, 100, done * 0.5)) got.push_back(*line);
+    REQUIRE(got.size() == 2);
+    CHECK(got[0] == "vramsim run: 60/100 requests, 0:30 elapsed, ETA 0:20\n");
+    CHECK(got[1] == "vramsim run: 100/100 requests, 0:50 elapsed\n");
+  }
+  // A bundled example run with stderr to a file: no progress line.
+  const auto r = vramsim::test::run_vramsim("run " + std::string(VRAMSIM_TEST_CONFIGS_DIR) +
+                                            "/scenarios/moe125b-rtx5090-gen3-shared.yaml --set workload.requests=20");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.err, !Catch::Contains("requests,"));
 }

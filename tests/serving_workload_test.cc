@@ -167,3 +167,10 @@ TEST_CASE("queue meter: time-weighted mean, max and a series of at most 100 poin
   for (std::size_t i = 0; i < series.size(); ++i) area += series[i] * std::min(m.interval_s(), 100 - static_cast<double>(i) * m.interval_s());
   CHECK(area == Approx(90));
 }
+
+// Issue 26, item 7: a directory named as a trace is called a directory, not "an empty file".
+TEST_CASE("serving: a directory given as a trace is named as one", "[serving][messages]") {
+  const std::string dir = test::data_path("serving");
+  CHECK_THROWS_WITH(workloads::read_request_trace(dir, "workload.trace"),
+                    dir + ": error: workload.trace: \"" + dir + "\" is a directory; expected a CSV file");
+}

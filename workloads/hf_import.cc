@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
 #include "core/config_reader.h"
+#include "core/json_value.h"
 
 namespace vramsim::workloads {
 namespace {
@@ -40,6 +43,8 @@ class Fields {
     const Node* n = get(key);
     if (!n) return std::nullopt;
     if (!n->is_scalar()) config::fail(*n, key, "expected a number, got " + n->describe());
+    // JSON's "32" is a string: config.json was not written by transformers' own writer.
+    if (n->quoted()) config::fail(*n, key, "expected a number, got the string " + n->describe());
     try {
       std::size_t used = 0;
       double v = std::stod(n->text(), &used);
@@ -429,6 +434,40 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   return ImportedModel{m, y.str(), notes};
 }
 
+// config.json is read through the YAML loader (for its line:col origins), which accepts what
+// JSON does not (a trailing comma, comments, unquoted words): the text must first parse as
+// strict JSON, else an error at its line and column.
+Status check_strict_json(const std::string& path) {
+  if (auto ok = config::check_input_file(path); !ok) return ok.error();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Ok{};  // load_yaml_file says why it cannot be read
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t skip = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a byte-order mark
+  auto parsed = json::parse(std::string_view(text).substr(skip));
+  if (parsed) return Ok{};
+  // "invalid JSON at byte N: expected X" -> FILE:LINE:COL: error: expected X (strict JSON)
+  const std::string& why = parsed.error().message;
+  const std::string marker = "at byte ";
+  const std::size_t at = why.find(marker);
+  std::size_t offset = 0, colon = std::string::npos;
+  if (at != std::string::npos) {
+    offset = std::strtoull(why.c_str() + at + marker.size(), nullptr, 10) + skip;
+    colon = why.find(": ", at);
+  }
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < std::min(offset, text.size()); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  const std::string expected = colon == std::string::npos ? why : why.substr(colon + 2);
+  return Error{path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: not strict JSON: " + expected +
+               (expected.find("a key") != std::string::npos ? " (a trailing comma?)" : "")};
+}
+
 }  // namespace
 
 Result<ImportedModel> import_hf_config(const std::string& path, const std::string& name) {
@@ -438,6 +477,7 @@ Result<ImportedModel> import_hf_config(const std::string& path, const std::strin
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Error{path + " is a directory; give the config.json file inside it"};
+  if (auto strict = check_strict_json(path); !strict) return strict.error();
   auto root = config::load_yaml_file(path);
   if (!root) return root.error();
   auto imported = config::decode<ImportedModel>([&] { return build(*root, path, name); });

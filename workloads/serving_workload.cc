@@ -56,6 +56,9 @@ constexpr double kLatestArrival_s = 1e10;
 class CsvTable {
  public:
   CsvTable(std::string path, std::string key_path) : path_(std::move(path)), key_path_(std::move(key_path)), in_(path_) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path_, ec))
+      throw ConfigError(Origin{path_, 0, 0}, key_path_, "\"" + path_ + "\" is a directory; expected a CSV file");
     if (!in_) throw ConfigError(Origin{path_, 0, 0}, key_path_, "cannot open \"" + path_ + "\"");
     if (!next_line()) fail(1, 1, "empty file: expected a header line naming the columns");
     header_ = fields_;
