@@ -178,7 +178,9 @@ void write_batching(json::Writer& j, const sim::Scenario& s, const sim::RunResul
       .end_object();
 }
 
-std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
+}  // namespace
+
+std::string run_summary_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
   using S = sim::RequestSample;
   json::Writer j;
   j.begin_object().field("scenario", s.source).field("seed", static_cast<std::int64_t>(s.seed));
@@ -257,7 +259,7 @@ std::string to_json(const sim::Scenario& s, const sim::RunResult& r, const sim::
   return j.str() + "\n";
 }
 
-std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
+std::string run_summary_table(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall) {
   const auto& plan = r.plan;
   std::ostringstream o;
   // The cards and their links: "2x <card>" when they are alike, each named when they differ.
@@ -412,7 +414,7 @@ std::string to_table(const sim::Scenario& s, const sim::RunResult& r, const sim:
 }
 
 // One JSON line per request.
-std::string request_line(const sim::RequestRecord& r) {
+std::string request_json_line(const sim::RequestRecord& r) {
   json::Writer j(false);
   j.begin_object()
       .field("id", static_cast<std::int64_t>(r.id))
@@ -437,18 +439,5 @@ std::string request_line(const sim::RequestRecord& r) {
       .end_object();
   return j.str() + "\n";
 }
-
-
-}  // namespace
-
-std::string run_summary_json(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall_s) {
-  return to_json(s, r, p, wall_s);
-}
-
-std::string run_summary_table(const sim::Scenario& s, const sim::RunResult& r, const sim::PowerSummary& p, double wall_s) {
-  return to_table(s, r, p, wall_s);
-}
-
-std::string request_json_line(const sim::RequestRecord& r) { return request_line(r); }
 
 }  // namespace vramsim::reports

@@ -64,7 +64,7 @@ int isa_rank(const std::string& isa) {
 
 double isa_matrix_factor(const std::string& host_simd, const std::string& isa, double bits) {
   const bool int8 = bits < 16, bf16 = !int8 && bits < 32;
-  if (host_simd == "neon" || (isa == "neon" && host_simd.empty())) return int8 ? 4.0 : 1.0;
+  if (host_simd == "neon") return int8 ? 4.0 : 1.0;  // SDOT; NEON has no other path here
   // The engine's path, capped by what the host has.
   const int path = std::min(isa.empty() ? isa_rank(host_simd) : isa_rank(isa), isa_rank(host_simd));
   if (path >= 4) return int8 ? 32.0 : bf16 ? 16.0 : 1.0;
