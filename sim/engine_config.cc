@@ -13,6 +13,17 @@ using config::MapReader;
 using config::Node;
 using units::Dimension;
 
+namespace {
+
+// `expert_cache.policy`: a row of the policy table (cache_policy.h).
+const CachePolicyTraits& decode_cache_policy(MapReader& cache) {
+  const CachePolicyTraits* row = find_cache_policy(cache.string("policy"));
+  if (!row) cache.fail_at("policy", "expected one of " + cache_policy_names() + ", got " + cache.any("policy").describe());
+  return *row;
+}
+
+}  // namespace
+
 EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, const workloads::FormatTables& formats,
                           const workloads::ModelSpec& model, int cards) {
   // The engine section refines an engine preset (configs/engines/), expert-cache by default.
@@ -165,22 +176,22 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
       s.cache_slots = c.integer("size", 0, std::int64_t{1} << 40);
     s.misses_on_cpu = c.has("misses") && c.choice("misses", {"split", "cpu"}) == "cpu";
     s.cache_reserve = c.quantity("reserve", Dimension::Bytes, Lower::NonNegative);
-    const std::string policy = c.choice("policy", {"profile", "lru", "lfu", "profile-lru"});
-    s.policy = policy == "profile" ? CachePolicy::Profile
-               : policy == "lru"   ? CachePolicy::Lru
-               : policy == "lfu"   ? CachePolicy::Lfu
-                                   : CachePolicy::ProfileLru;
+    const CachePolicyTraits& policy = decode_cache_policy(c);
+    s.policy = policy.id;
+    const std::string name(policy.name);
     s.dynamic_share = c.optional_number("dynamic_share", Lower::NonNegative).value_or(0.0);
     if (s.dynamic_share > 1) c.fail_at("dynamic_share", "a share is at most 1");
-    if (s.policy == CachePolicy::ProfileLru && s.dynamic_share <= 0)
-      c.fail_at("policy", "profile-lru needs `dynamic_share` (0 < share <= 1): the part of the slots managed by LRU");
-    if (s.policy != CachePolicy::ProfileLru && s.dynamic_share > 0)
-      c.fail_at("dynamic_share", "only the profile-lru policy has a dynamic share");
+    const bool shared = policy.dynamic == DynamicSlots::Share;
+    if (shared && s.dynamic_share <= 0)
+      c.fail_at("policy", name + " needs `dynamic_share` (0 < share <= 1): the part of the slots managed by " +
+                              (policy.eviction == Eviction::LeastFrequent ? "LFU" : "LRU"));
+    if (!shared && s.dynamic_share > 0)
+      c.fail_at("dynamic_share", "only a policy with a dynamic part (profile-lru) has a dynamic share");
     // An expert split deals a fixed hot set over the cards; a miss is read for the step and not
     // admitted (no card's cache changes), so an adaptive policy would pay its copies for nothing.
-    if (s.split == Split::Expert && s.policy != CachePolicy::Profile)
+    if (s.split == Split::Expert && !policy.with_expert_split)
       c.fail_at("policy", "an expert split deals the profile's hot set over the cards and does not admit misses: "
-                          "policy " + policy + " is not modelled with split: expert (use profile)");
+                          "policy " + name + " is not modelled with split: expert (use profile)");
     c.finish();
   } else {
     s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe

@@ -22,7 +22,7 @@ std::vector<std::uint32_t> prefill_order(const LayerPopularity& popularity) {
 
 ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_share,
                          const LayerPopularity& popularity)
-    : policy_(policy), experts_(popularity.empty() ? 0 : popularity.front().experts()) {
+    : traits_(policy_traits(policy)), experts_(popularity.empty() ? 0 : popularity.front().experts()) {
   const int layers = static_cast<int>(popularity.size());
   const int experts = experts_;
   const std::size_t n = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
@@ -32,12 +32,16 @@ ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_
   lru_pos_.resize(n);
   uses_.assign(n, 0);
   last_use_.assign(n, 0);
-  if (copies_every_miss(policy)) dynamic_capacity_ = slots;
-  if (policy == CachePolicy::ProfileLru) dynamic_capacity_ = static_cast<std::int64_t>(dynamic_share * static_cast<double>(slots));
+  switch (traits_.dynamic) {
+    case DynamicSlots::None: break;
+    case DynamicSlots::All: dynamic_capacity_ = slots; break;
+    case DynamicSlots::Share: dynamic_capacity_ = static_cast<std::int64_t>(dynamic_share * static_cast<double>(slots)); break;
+  }
 
   // Pre-fill hottest first. LFU's clock starts past the pre-filled entries' stamps.
   const std::vector<std::uint32_t> order = prefill_order(popularity);
-  if (policy == CachePolicy::Lfu) clock_ = static_cast<std::uint64_t>(slots);
+  const bool lfu = traits_.eviction == Eviction::LeastFrequent;
+  if (lfu) clock_ = static_cast<std::uint64_t>(slots);
   const std::int64_t pinned = slots - dynamic_capacity_;
   for (std::int64_t i = 0; i < slots; ++i) {
     std::uint32_t id = order[static_cast<std::size_t>(i)];
@@ -48,7 +52,7 @@ ExpertCache::ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_
       continue;
     }
     ++dynamic_count_;
-    if (policy == CachePolicy::Lfu) {
+    if (lfu) {
       // Unused yet: ties on use count go to the colder (later pre-filled) entry first.
       last_use_[id] = static_cast<std::uint64_t>(slots - i);
       lfu_.insert({0, last_use_[id], id});
@@ -63,7 +67,7 @@ void ExpertCache::touch(int layer, int expert) {
   const std::size_t id = index(layer, expert);
   if (!resident_[id] || pinned_[id]) return;
   ++clock_;
-  if (policy_ == CachePolicy::Lfu) {
+  if (traits_.eviction == Eviction::LeastFrequent) {
     lfu_.erase({uses_[id], last_use_[id], static_cast<std::uint32_t>(id)});
     ++uses_[id];
     last_use_[id] = clock_;
@@ -75,7 +79,7 @@ void ExpertCache::touch(int layer, int expert) {
 
 void ExpertCache::evict_one() {
   std::uint32_t victim = 0;
-  if (policy_ == CachePolicy::Lfu) {
+  if (traits_.eviction == Eviction::LeastFrequent) {
     victim = std::get<2>(*lfu_.begin());
     lfu_.erase(lfu_.begin());
   } else {
@@ -97,7 +101,7 @@ void ExpertCache::insert(int layer, int expert) {
   ++count_;
   ++dynamic_count_;
   ++clock_;
-  if (policy_ == CachePolicy::Lfu) {
+  if (traits_.eviction == Eviction::LeastFrequent) {
     uses_[id] = 1;
     last_use_[id] = clock_;
     lfu_.insert({uses_[id], last_use_[id], static_cast<std::uint32_t>(id)});

@@ -1,14 +1,10 @@
 // The VRAM expert cache: which (layer, expert) pairs are resident.
 //
-// Policies:
-// - profile:     pre-filled hottest first from the routing profile and pinned (no eviction);
-//                misses are served from host memory (see step_model.h).
-// - lru / lfu:   pre-filled like profile, then every miss is copied in over the link and
-//                evicts the least recently / least frequently used expert; so are the experts
-//                a prompt touches (RequestRunner::admit_prompt_experts).
-// - profile-lru: a pinned profile part plus a dynamic LRU part (`dynamic_share` of the
-//                slots); misses are served from host memory for the current step and copied
-//                into the LRU part in the background, a prefetch for later tokens.
+// The policies and what each does are one table, sim/cache_policy.cc: which slots are pinned
+// hottest first (all but the row's dynamic part), which rule evicts from the dynamic part
+// (least recently / least frequently used), and whether misses are admitted. The step model
+// charges a miss by the row's MissPath; copy-in policies also admit the experts a prompt
+// touches (RequestRunner::admit_prompt_experts).
 // Experts are identified by their popularity rank within the layer. Lookups are O(1);
 // insertions O(1) for LRU and O(log n) for LFU.
 #pragma once
@@ -34,14 +30,15 @@ class ExpertCache {
  public:
   ExpertCache(CachePolicy policy, std::int64_t slots, double dynamic_share, const LayerPopularity& popularity);
 
-  CachePolicy policy() const { return policy_; }
+  CachePolicy policy() const { return traits_.id; }
+  const CachePolicyTraits& traits() const { return traits_; }
   bool resident(int layer, int expert) const { return resident_[index(layer, expert)] != 0; }
   // Records a use of a resident expert (recency / frequency bookkeeping).
   void touch(int layer, int expert);
   // Brings a missed expert in, evicting per the policy. No-op for the pinned profile policy.
   void insert(int layer, int expert);
-  // Whether misses are copied into the cache (lru, lfu, profile-lru).
-  bool admits_misses() const { return policy_ != CachePolicy::Profile; }
+  // Whether misses enter the cache (copied in now, or prefetched for later tokens).
+  bool admits_misses() const { return traits_.admits_misses(); }
   std::int64_t resident_count() const { return count_; }
   std::int64_t evictions() const { return evictions_; }
 
@@ -51,7 +48,7 @@ class ExpertCache {
   }
   void evict_one();
 
-  CachePolicy policy_;
+  const CachePolicyTraits& traits_;
   int experts_;
   std::int64_t dynamic_capacity_ = 0;  // slots managed by LRU/LFU
   std::vector<std::uint8_t> resident_;

@@ -205,7 +205,7 @@ void RequestRunner::route_layer(const Stage& stage, int layer, int tokens, Layer
   ExpertCache* cache = stage.cache;
   const int local = cache_layer(stage, layer);
   const bool in_place = layer >= stage.cpu_moe_end;  // without a cache: experts with their layer
-  const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;  // pinned profiles keep no recency
+  const bool tracks_use = cache && cache->traits().tracks_use();  // pinned profiles keep no recency
   const bool in_vram = stage.card >= 0;  // the hit rate's hits: a CPU layer's experts are in place, in RAM
   ++stamp_;
   missed_.clear();
@@ -358,7 +358,7 @@ void BatchStep::route_layer(const std::vector<RequestRunner*>& batch, const Stag
   ExpertCache* cache = stage.cache;
   const int local = lead.cache_layer(stage, layer);
   const bool in_place = layer >= stage.cpu_moe_end;
-  const bool tracks_use = cache && cache->policy() != CachePolicy::Profile;
+  const bool tracks_use = cache && cache->traits().tracks_use();
   const bool in_vram = stage.card >= 0;  // as in RequestRunner::route_layer
   if (seen_.size() < lead.seen_.size()) seen_.assign(lead.seen_.size(), 0);
   ++stamp_;

@@ -144,7 +144,7 @@ class RequestRunner {
   int cache_layer(const Stage& stage, int layer) const { return layer - std::max(stage.first_layer, first_moe_); }
   // Whether the stage's misses are copied into its cache (lru, lfu) rather than served in place.
   bool copies_misses(const Stage& stage) const {
-    return stage.cache && stage.cache->admits_misses() && s_.engine.policy != CachePolicy::ProfileLru;
+    return stage.cache && stage.cache->traits().copies_every_miss();
   }
   void step_expert_split(int tokens, int drafts, std::int64_t kv_tokens, StepResult& out);
   // A prefill of `tokens` into copy-in caches (lru, lfu): each expert of each of the stage's

@@ -18,16 +18,6 @@ using config::MapReader;
 using config::Node;
 using units::Dimension;
 
-std::string_view to_string(CachePolicy p) {
-  switch (p) {
-    case CachePolicy::Profile: return "profile";
-    case CachePolicy::Lru: return "lru";
-    case CachePolicy::Lfu: return "lfu";
-    case CachePolicy::ProfileLru: return "profile-lru";
-  }
-  return "?";
-}
-
 std::string_view to_string(Split s) {
   switch (s) {
     case Split::Single: return "single";

@@ -25,17 +25,12 @@
 #include "hw/gpu.h"
 #include "hw/host.h"
 #include "hw/link.h"
+#include "sim/cache_policy.h"
 #include "workloads/formats.h"
 #include "workloads/model.h"
 #include "workloads/serving_workload.h"
 
 namespace vramsim::sim {
-
-enum class CachePolicy { Profile, Lru, Lfu, ProfileLru };
-std::string_view to_string(CachePolicy p);
-// lru and lfu copy every miss into a cache slot (over the link) and compute it there: no miss
-// is computed by the host or read over PCIe in place.
-inline bool copies_every_miss(CachePolicy p) { return p == CachePolicy::Lru || p == CachePolicy::Lfu; }
 
 struct GpuSetup {
   hw::GpuSpec spec;

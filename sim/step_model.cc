@@ -183,7 +183,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   (t_pcie > t_cpu ? c.transfer : c.cpu_experts) = beyond;
   c.pcie_bytes = pcie * expert_bytes_ + (cpu > 0 ? 2.0 * tokens * activation_bytes_ : 0.0);
   c.link_busy = t_pcie + (cpu > 0 ? activations : 0.0);
-  if (s_.engine.policy == CachePolicy::ProfileLru) {
+  if (policy_traits(s_.engine.policy).miss == MissPath::InPlacePrefetch) {
     // The misses are then copied into the LRU part in the background, one copy engine, for
     // later tokens: link time and bytes, but no wait here.
     c.pcie_bytes += e.misses * slot_bytes_;
@@ -217,7 +217,7 @@ StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens
   d.host_experts = e.misses - e.pcie_reads;
   if (d.host_experts > 0) d.host_transfer = 2.0 * tokens * activation_bytes_ / link_bw_;
   d.link_bytes = e.pcie_reads * expert_bytes_ / zero_copy_ * to_nominal;
-  if (s_.engine.policy == CachePolicy::ProfileLru) d.prefetch_bytes = e.misses * slot_bytes_ * to_nominal;
+  if (policy_traits(s_.engine.policy).miss == MissPath::InPlacePrefetch) d.prefetch_bytes = e.misses * slot_bytes_ * to_nominal;
   return d;
 }
 

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <string>
+
 #include "sim/expert_cache.h"
 #include "tests/sim_fixture.h"
 
@@ -129,4 +132,39 @@ TEST_CASE("lru: a prompt's touched experts enter the cache at its prefill, and p
   rp.take_prefill_token();
   CHECK(resident_by_rank(*pinned.cache, layers, experts) == pinned_before);
   CHECK(pinned.cache->evictions() == 0);
+}
+
+TEST_CASE("the policy table: one row per policy, each spelled once, its traits consistent", "[cache]") {
+  REQUIRE(cache_policies().size() == 4);
+  for (const auto& row : cache_policies()) {
+    INFO(row.name);
+    CHECK(&policy_traits(row.id) == &row);
+    CHECK(find_cache_policy(row.name) == &row);
+    CHECK(to_string(row.id) == row.name);
+    // A policy that admits no miss has nothing to evict and no dynamic slots.
+    CHECK(row.admits_misses() == (row.dynamic != DynamicSlots::None));
+    CHECK(row.tracks_use() == (row.eviction != Eviction::None));
+    // The cache built from the row behaves as the row says.
+    ExpertCache c(row.id, 2, row.dynamic == DynamicSlots::Share ? 0.5 : 0.0, LayerPopularity(1, shape()));
+    c.insert(0, 6);
+    CHECK(c.resident(0, 6) == row.admits_misses());
+  }
+  CHECK(find_cache_policy("fifo") == nullptr);
+  CHECK(cache_policy_names() == "profile, lru, lfu, profile-lru");
+}
+
+TEST_CASE("the docs name every policy of the table where the engine keys are listed", "[cache]") {
+  const std::string docs = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/../docs/";
+  for (const char* page : {"scenarios.md", "json-schema.md"}) {
+    std::ifstream in(docs + page);
+    REQUIRE(in);
+    std::string line, row;
+    // The first such row: the engine keys (scenarios.md), the run's `cache` object (json-schema.md;
+    // plan's later row lists only the policies it tries).
+    while (row.empty() && std::getline(in, line))
+      if (line.find("policy`") != std::string::npos && line.find("`profile`") != std::string::npos) row = line;
+    INFO(page << ": the policy row " << row);
+    REQUIRE_FALSE(row.empty());
+    for (const auto& p : cache_policies()) CHECK(row.find("`" + std::string(p.name) + "`") != std::string::npos);
+  }
 }
