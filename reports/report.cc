@@ -10,6 +10,7 @@
 
 #include "core/output_file.h"
 #include "reports/charts.h"
+#include "reports/run_metrics.h"
 
 namespace vramsim::reports {
 namespace {
@@ -20,7 +21,10 @@ struct Row {
   const Point* point;
   const json::Value* record;
   bool ok() const { return record && record->find("status") && record->find("status")->text() == "ok"; }
+  // REQUIRES: `path` is a metric of the table (run_metrics.h): a chart cannot name a field
+  // the run does not write.
   double metric(const char* path) const {
+    if (!find_run_metric(path)) throw std::logic_error(std::string("the report reads ") + path + ", not in the metric table");
     const json::Value* v = ok() ? record->at_path(path) : nullptr;
     return v ? v->number() : NAN;
   }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/output_file.h"
+#include "reports/run_metrics.h"
 
 namespace vramsim::reports {
 namespace {
@@ -131,23 +132,12 @@ json::Value failed_record(const Point& p, int exit_code, const std::string& erro
   return r;
 }
 
-const std::vector<std::string>& csv_metrics() {
-  static const std::vector<std::string> metrics = {
-      "decode_tok_s.p50", "decode_tok_s.p5", "decode_tok_s.p95", "decode_tok_s.mean",
-      "expert_hit_rate.p50", "pcie_overflow.p50", "cache.slots", "cache.coverage",
-      "vram.card_mib", "vram.free_at_start_mib", "ttft_s.p50", "ttft_s.p95", "e2e_s.p50",
-      "throughput_tok_s", "decode_step_ms", "step_time_breakdown.compute", "step_time_breakdown.transfer",
-      "step_time_breakdown.stall", "step_time_breakdown.cpu_experts", "step_time_breakdown.launch_sync",
-      "step_time_breakdown.cpu_layers",
-      "gpu.util", "gpu.avg_power_w", "energy.j_per_token", "requests.completed", "requests.rejected"};
-  return metrics;
-}
 
 std::string csv_header(const Study& study) {
   std::string line = "index,status";
   for (const auto& d : study.dimensions)
     for (const auto& a : d.axes) (line += ',') += csv_field(a.key);
-  for (const auto& m : csv_metrics()) line += "," + m;
+  for (const auto m : csv_metric_paths()) (line += ",") += m;
   return line + ",error\n";
 }
 
@@ -157,7 +147,7 @@ std::string csv_row(const Study& study, const json::Value& record) {
   const json::Value* point = record.find("point");
   for (const auto& d : study.dimensions)
     for (const auto& a : d.axes) (line += ',') += csv_value(point ? point->find(a.key) : nullptr);
-  for (const auto& m : csv_metrics()) (line += ',') += csv_value(record.at_path(m));
+  for (const auto m : csv_metric_paths()) (line += ',') += csv_value(record.at_path(m));
   ((line += ',') += csv_value(record.find("error"))) += '\n';
   return line;
 }

@@ -40,8 +40,8 @@ std::string point_key(const Point& p);
 json::Value ok_record(const Point& p, const json::Value& summary);
 json::Value failed_record(const Point& p, int exit_code, const std::string& error);
 
-// The columns of results.csv: index, status, one per axis key, the metrics below, error.
-const std::vector<std::string>& csv_metrics();
+// The columns of results.csv: index, status, one per axis key, csv_metric_paths()
+// (run_metrics.h), error.
 std::string csv_header(const Study& study);
 std::string csv_row(const Study& study, const json::Value& record);
 
