@@ -43,6 +43,10 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::i
     g.dense_fp8_flops = c.optional_quantity("dense_fp8", Dimension::FlopRate).value_or(0.0);
     if (g.dense_fp8_flops > 0 && g.dense_fp8_flops < g.dense_fp16_flops)
       c.fail_at("dense_fp8", "the FP8 tensor rate cannot be below the fp16 one (dense_fp16)");
+    g.dense_fp16_accumulate_flops =
+        c.optional_quantity("dense_fp16_accumulate", Dimension::FlopRate).value_or(g.dense_fp16_flops);
+    if (g.dense_fp16_accumulate_flops < g.dense_fp16_flops)
+      c.fail_at("dense_fp16_accumulate", "the fp16-accumulate tensor rate cannot be below the fp32-accumulate one (dense_fp16)");
     c.finish();
   }
   {

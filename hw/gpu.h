@@ -27,6 +27,10 @@ struct GpuSpec {
   // Dense FP8 (E4M3) tensor rate with FP32 accumulate, FLOP per second; 0 on a part without
   // FP8 tensor cores (before Ada and Hopper), where FP8 weights are multiplied in fp16.
   double dense_fp8_flops = 0;
+  // Dense fp16 tensor rate with fp16 accumulate, FLOP per second: twice dense_fp16 on GeForce
+  // parts (their fp32 accumulate runs at half rate), the same elsewhere (the default). cuBLAS
+  // GEMMs computed in fp16 (CUBLAS_COMPUTE_16F) run at it.
+  double dense_fp16_accumulate_flops = 0;
   double tdp_watts = 0;
   double idle_watts = 0;
   int pcie_generation = 0;                     // 0 for unified-memory parts (no PCIe link)

@@ -86,6 +86,14 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   p.matvec_max_rows_experts =
       static_cast<int>(e.optional_integer("matvec_max_rows_experts", 0, 1 << 20).value_or(p.matvec_max_rows));
   if (auto eff = e.optional_number("matvec_compute_efficiency")) p.matvec_compute_efficiency = efficiency("matvec_compute_efficiency", *eff);
+  p.mmq_max_rows = static_cast<int>(e.optional_integer("mmq_max_rows", 0, 1 << 20).value_or(0));
+  if (auto eff = e.optional_number("dequant_gemm_efficiency")) p.dequant_gemm_efficiency = efficiency("dequant_gemm_efficiency", *eff);
+  if (p.mmq_max_rows > 0 && p.dequant_gemm_efficiency <= 0)
+    e.fail_at("mmq_max_rows", "a build that dequantizes larger GEMMs to fp16 (mmq_max_rows > 0) needs "
+                              "dequant_gemm_efficiency: its cuBLAS GEMM's share of the dense fp16 rate");
+  p.attention_score_bytes = e.optional_quantity("attention_score_bytes", Dimension::Bytes, Lower::NonNegative).value_or(0.0);
+  if (p.mmq_max_rows == 0 && p.dequant_gemm_efficiency > 0)
+    e.fail_at("dequant_gemm_efficiency", "applies only with mmq_max_rows > 0 (a build that dequantizes larger GEMMs to fp16)");
   if (auto eff = e.optional_number("cpu_bandwidth_efficiency")) p.cpu_bandwidth_efficiency = efficiency("cpu_bandwidth_efficiency", *eff);
   if (e.has("wait_power"))
     e.fail_at("wait_power", "replaced by wait_power_share: the share of each card's TDP - idle that a resident kernel "

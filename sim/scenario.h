@@ -99,6 +99,14 @@ struct EnginePhysics {
   int matvec_max_rows = 0;              // micro-batches of at most this many tokens run matrix-vector kernels: no such loss
   int matvec_max_rows_experts = 0;      // ... for the routed experts' products (default: matvec_max_rows)
   double matvec_compute_efficiency = 0; // ... whose arithmetic runs at this share of the dense fp16 rate (0: gpu_compute_efficiency)
+  // llama.cpp builds before PR 8075 (2024-06): a GEMM of quantized weights over more than
+  // mmq_max_rows tokens dequantizes them to fp16 and runs cuBLAS (0: its MMQ kernels at every
+  // size), whose fp16 GEMM reaches dequant_gemm_efficiency of the dense fp16 rate.
+  int mmq_max_rows = 0;
+  double dequant_gemm_efficiency = 0;
+  // Prefill attention without a fused (flash) kernel: bytes of VRAM traffic per attention
+  // score (one query, one key, one head) between its kernels; 0: fused, the scores stay on chip.
+  double attention_score_bytes = 0;
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   // Share of each card's TDP - idle drawn above idle while a kernel is resident, working or not

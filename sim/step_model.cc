@@ -309,7 +309,9 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
     if (ph.gemm_half_rows <= 0) return flops / rate;
     return tiled(flops, (rows + ph.gemm_half_rows) / rows);  // fill = r / (r + h)
   };
-  double seconds = part(dense_params, tokens, tokens <= ph.matvec_max_rows);
+  const bool dequantized = !host_ && ph.mmq_max_rows > 0 && tokens > ph.mmq_max_rows;
+  double seconds = dequantized ? dequant_gemm_seconds(tokens, dense_params, share)
+                               : part(dense_params, tokens, tokens <= ph.matvec_max_rows);
   if (!m.moe) return seconds;
   if (tokens <= ph.matvec_max_rows_experts || ph.gemm_half_rows <= 0)
     return seconds + part(expert_params, tokens, tokens <= ph.matvec_max_rows_experts);
@@ -320,6 +322,19 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
   const double touched = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
   const double rows = k * tokens;
   return seconds + tiled(2.0 * tokens * expert_params * share, (rows + ph.gemm_half_rows * touched) / rows);
+}
+
+double StepModel::dequant_gemm_seconds(double tokens, double params, double share) const {
+  const auto& ph = s_.engine.physics;
+  const double converted = params * share;  // this card's part of the weights
+  const double bits = s_.engine.other_format.bits_per_weight;
+  // ggml-cuda.cu (early 2024) ggml_cuda_op_mul_mat_cublas: to_fp16_cuda(src0) unless src0 is
+  // F16, then cublasGemmEx on the fp16 copy.
+  const double conversion = bits >= 16 ? 0.0 : converted * (bits / 8 + 2) / bw_;
+  // CUBLAS_COMPUTE_16F: the card's fp16-accumulate tensor rate.
+  const double gemm = std::max(2.0 * tokens * converted / (card_.gpu.spec.dense_fp16_accumulate_flops * ph.dequant_gemm_efficiency),
+                               2.0 * converted / bw_);
+  return conversion + gemm;
 }
 
 double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {
@@ -373,7 +388,12 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
                                            u.tokens, pass.moe_layers);
     const double read =
         layer_bytes_ * layers_ + resident * expert_bytes_ + u.kv_positions * kv_bytes_per_token_layer_ * layers_;
-    const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate;
+    // Unfused attention (engine.attention_score_bytes > 0): the scores of every (query, key,
+    // head) go through VRAM between the KQ product, the softmax and the KQV product, kernels of
+    // their own: bytes beyond the GEMMs' time. attention_flops counts 4 x head_dim per score.
+    const double scores = u.attention_flops / (4.0 * m.attention.head_dim);
+    const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate +
+                        scores * ph.attention_score_bytes / bw_;
     const double bandwidth_bound = read / bw_ + launches;
     const double gpu = std::max(work, bandwidth_bound);
     if (work >= bandwidth_bound) {

@@ -195,6 +195,12 @@ class StepModel {
   // kernels (no fill loss, at matvec_rate() when the engine gives one) when it has at most
   // engine.matvec_max_rows tokens, its routed experts' when at most matvec_max_rows_experts.
   double ubatch_gemm_seconds(double tokens, double share, double rate) const;
+  // ... the dense weights' part when a build dequantizes them (engine.mmq_max_rows < tokens):
+  // a conversion kernel reads the quantized weights and writes them as fp16 (2 bytes a
+  // parameter), then cuBLAS multiplies in fp16 (CUBLAS_COMPUTE_16F): the longer of reading
+  // those fp16 weights and its FLOPs at the card's fp16-accumulate rate x
+  // engine.dequant_gemm_efficiency. F16 weights skip the conversion.
+  double dequant_gemm_seconds(double tokens, double params, double share) const;
   // The arithmetic rate (FLOP/s) of this card's matrix-vector kernels: dense fp16 x
   // engine.matvec_compute_efficiency; 0 when that is unset (they run at the GEMM rate).
   double matvec_rate() const;

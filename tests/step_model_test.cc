@@ -355,3 +355,40 @@ TEST_CASE("a pipeline step ends no earlier than each card's link work from that 
   auto last = step_of({stage(0.010, 0.0), stage(0.010, 0.012)});
   CHECK(last.costs.total() == Approx(0.022));
 }
+
+// llama.cpp builds before PR 8075 (engine.mmq_max_rows): a GEMM of more rows dequantizes the
+// weights to fp16 (read q bits, write 2 bytes a parameter), then cuBLAS multiplies in fp16 at
+// the card's fp16-accumulate rate, reading those 2 bytes.
+TEST_CASE("an early-2024 llama.cpp build dequantizes large prefill GEMMs and runs them in fp16", "[step][prefill]") {
+  Scenario s = llama_bench({"engine.mmq_max_rows=32", "engine.dequant_gemm_efficiency=0.5"});
+  const StepModel m(s, plan_vram(s));
+  const auto& gpu = s.cards[0].gpu.spec;
+  REQUIRE(gpu.dense_fp16_accumulate_flops == Approx(2 * gpu.dense_fp16_flops));  // a GeForce card
+  const double bw = gpu.memory_bandwidth * s.engine.physics.gpu_bandwidth_efficiency;
+  const double params = s.model.params_active;  // a dense model: all of them
+  const double bits = s.engine.other_format.bits_per_weight;
+  const double tokens = 512;
+  const double gemm = std::max(2 * tokens * params / (gpu.dense_fp16_accumulate_flops * 0.5), 2 * params / bw);
+  CHECK(m.ubatch_gemm_seconds(tokens, 1.0, 1e14) == Approx(params * (bits / 8 + 2) / bw + gemm));
+  // At most mmq_max_rows rows: the MMQ kernels as before (the given rate).
+  Scenario mmq = llama_bench({});
+  CHECK(m.ubatch_gemm_seconds(32, 1.0, 1e14) == Approx(StepModel(mmq, plan_vram(mmq)).ubatch_gemm_seconds(32, 1.0, 1e14)));
+  // F16 weights are multiplied as they are: no conversion.
+  Scenario f16 = llama_bench({"engine.mmq_max_rows=32", "engine.dequant_gemm_efficiency=0.5", "engine.weights.other=F16",
+                              "engine.weights.experts=F16"});
+  const StepModel mf(f16, plan_vram(f16));
+  CHECK(mf.ubatch_gemm_seconds(tokens, 1.0, 1e14) == Approx(gemm));
+}
+
+TEST_CASE("unfused attention moves its scores through VRAM: a long prompt's prefill slows", "[step][prefill]") {
+  Scenario fused = llama_bench({"workload.prompt_tokens=4096", "engine.context=4608"});
+  Scenario unfused = llama_bench({"workload.prompt_tokens=4096", "engine.context=4608", "engine.attention_score_bytes=16B"});
+  const PrefillPass pass{{{4096, 0}}};
+  const double a = StepModel(fused, plan_vram(fused)).prefill(pass).total();
+  const double b = StepModel(unfused, plan_vram(unfused)).prefill(pass).total();
+  const auto& m = unfused.model;
+  const auto& gpu = unfused.cards[0].gpu.spec;
+  // Every (query, key, head) score of the causal prompt, 16 bytes each, at the card's rate.
+  const double scores = static_cast<double>(m.layers) * m.attention.query_heads * 4096.0 * 4097.0 / 2;
+  CHECK(b - a == Approx(scores * 16 / (gpu.memory_bandwidth * unfused.engine.physics.gpu_bandwidth_efficiency)).epsilon(0.02));
+}
