@@ -114,6 +114,10 @@ class Scanner {
                    std::string(what_) + ": " + message + ", got \"" + std::string(s_.substr(pos_, shown)) + "\"");
   }
   std::size_t column() const { return pos_ + 1; }  // 1-based, of the next character
+  std::size_t next_column() {                       // the same, past any blanks
+    skip_blanks();
+    return column();
+  }
   [[noreturn]] void fail_at(std::size_t column, const std::string& message) const {
     throw InputError(file_, line_no_, column, std::string(what_) + ": " + message);
   }
@@ -236,9 +240,18 @@ struct LlamaTiming {
 
 LlamaTiming read_llama_timing(Scanner& sc) {
   LlamaTiming t;
+  const std::size_t time_at = sc.next_column();
   t.seconds = sc.number() * 1e-3;
   sc.lit("ms /");
   t.count = sc.integer();
+  // The rate (count / time) is what the records give: a time so short that it overflows is no
+  // engine's ("1e-300 ms"), and would put an infinite rate into every statistic.
+  if (t.seconds > 0 && !std::isfinite(static_cast<double>(t.count) / t.seconds)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%lld in %g ms is an infinite rate: the time is too short for any engine to print",
+                  static_cast<long long>(t.count), t.seconds * 1e3);
+    sc.fail_at(time_at, buf);
+  }
   t.tokens = sc.try_lit("tokens");
   if (!t.tokens && !sc.try_lit("runs")) sc.fail("expected \"tokens\" or \"runs\"");
   // "( X ms per token, Y tokens per second)": llama.cpp derives both from the time and the count

@@ -425,3 +425,17 @@ TEST_CASE("calibrate log: a truncated request line is counted as unpaired", "[ca
   // Ordinary lines are not truncated markers.
   CHECK(parse_text("strata generate: expert cache auto: 8.31 GiB free\nllama_model_load: done\n").unpaired.empty());
 }
+
+// Found by tests/fuzz/engine_log_fuzzer.cc: "eval time = 1e-300 ms / N tokens" gave a record
+// whose decode rate (N / time) was infinite, which every statistic then carried. Such a time
+// is refused at its column; a zero time still gives no rate, as llama.cpp's own "inf" does.
+TEST_CASE("calibrate log: a time too short for its count is refused at its column", "[calibrate][log]") {
+  CHECK_THROWS_WITH(parse_text("prompt eval time = 10.00 ms / 2 tokens\neval time = 1e-300 ms / 9223372036854775807 tokens\n"),
+                    "test.log:2:13: error: llama.cpp eval time: 9223372036854775807 in 1e-300 ms is an infinite rate: "
+                    "the time is too short for any engine to print");
+  CHECK_THROWS_WITH(parse_text("prompt eval time =   1e-310 ms / 5000000000000000000 tokens\n"),
+                    Catch::StartsWith("test.log:1:22: error: llama.cpp prompt eval time: 5000000000000000000 in 1e-310 ms"));
+  const auto zero = parse_text("prompt eval time = 10.00 ms / 2 tokens\neval time = 0.00 ms / 100 tokens\n");
+  REQUIRE(zero.records.size() == 1);
+  CHECK(zero.records[0].decode_tok_s == 0);
+}

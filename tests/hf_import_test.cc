@@ -365,3 +365,27 @@ TEST_CASE("import: a number written as a string is refused", "[import][messages]
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().message, Catch::Contains("config.json:1:40: error: hidden_size: expected a number, got the string \"1024\""));
 }
+
+// Found by tests/fuzz/hf_import_fuzzer.cc: a count the catalogue refuses was imported, and
+// only the written model's reload failed, at a line of the generated YAML. Each count is now
+// held to the catalogue's bounds at its field of config.json; huge ones no longer overflow.
+TEST_CASE("import: counts past the catalogue's bounds are refused at their field", "[import][messages]") {
+  const auto small_dense = [](const std::string& hidden, const std::string& layers, const std::string& heads,
+                              const std::string& vocab) {
+    return R"({"hidden_size": )" + hidden + R"(, "num_hidden_layers": )" + layers + R"(, "num_attention_heads": )" + heads +
+           R"(, "intermediate_size": 2048, "vocab_size": )" + vocab + "}";
+  };
+  auto vocab = import_json(llama_like().replace(llama_like().find("1000"), 4, "32256000"));
+  REQUIRE_FALSE(vocab.ok());
+  CHECK_THAT(vocab.error().message, Catch::Contains("config.json:2:") &&
+                                        Catch::Contains("error: vocab_size: must be a whole number from 1 to 16777216, got 32256000"));
+  check_refused_json(llama_like(R"(, "head_dim": 131072)"), {"head_dim", "from 1 to 65536"});
+  // hidden_size / num_attention_heads past head_dim's bound: named, and a head_dim given is taken.
+  check_refused_json(small_dense("1048576", "4", "8", "1000"), {"num_attention_heads", "head_dim of hidden_size (1048576) / 8 = 131072"});
+  CHECK(import_json(small_dense("1048576", "4", "8", "1000").replace(0, 1, R"({"head_dim": 128, )")).ok());
+  check_refused_json(small_dense("2147483647", "2147483647", "1", "2147483647"), {"hidden_size", "from 1 to 1048576"});
+  check_refused_json(small_dense("1024", "100001", "8", "1000"), {"num_hidden_layers", "from 1 to 100000"});
+  check_refused_json(llama_like(R"(, "num_local_experts": 2097152, "num_experts_per_tok": 2)"), {"num_local_experts"});
+  check_refused_json(small_dense("1048576", "100000", "16", "16777216"),
+                     {"config.json:1:1: error: the shapes in", "more than the 1e15 a model this tool can size may have"});
+}

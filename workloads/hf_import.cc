@@ -73,8 +73,8 @@ class Fields {
     auto v = whole(key, min);
     return v ? static_cast<int>(*v) : fallback;
   }
-  int require_integer(const char* key, int min) const {
-    auto v = whole(key, min);
+  int require_integer(const char* key, int min, int max = std::numeric_limits<int>::max()) const {
+    auto v = whole(key, min, max);
     if (!v) missing_field(node_, key, path_);
     return static_cast<int>(*v);
   }
@@ -216,9 +216,9 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
                               "write the model file by hand");
   // Fields left at their transformers class defaults are absent from the file.
   const ClassDefaults defaults = class_defaults(model_type);
-  // A whole number >= min from the file, else the class default, else missing.
-  auto count = [&](const char* key, int min, std::optional<double> fallback) {
-    if (auto v = f.whole(key, min)) return static_cast<int>(*v);
+  // A whole number in [min, max] from the file, else the class default, else missing.
+  auto count = [&](const char* key, int min, int max, std::optional<double> fallback) {
+    if (auto v = f.whole(key, min, max)) return static_cast<int>(*v);
     if (!fallback) missing_field(root, key, path);
     return static_cast<int>(*fallback);
   };
@@ -226,19 +226,22 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   ModelSpec m;
   m.name = name;
   m.display_name = name;
-  m.hidden_size = f.require_integer("hidden_size", 1);
+  // Every count is held to the catalogue's bounds (model_limits) here, at its field: the model
+  // written must load, and the arithmetic below is then far from overflow.
+  m.hidden_size = f.require_integer("hidden_size", 1, model_limits::kHiddenSize);
   const double hidden = m.hidden_size;
-  m.layers = f.require_integer("num_hidden_layers", 1);
-  if (auto v = f.whole("vocab_size", 1))
+  m.layers = f.require_integer("num_hidden_layers", 1, model_limits::kLayers);
+  const double layers = m.layers;
+  if (auto v = f.whole("vocab_size", 1, model_limits::kVocabSize))
     m.vocab_size = static_cast<int>(*v);
-  else if (auto t = top.whole("vocab_size", 1))
+  else if (auto t = top.whole("vocab_size", 1, model_limits::kVocabSize))
     m.vocab_size = static_cast<int>(*t);
   else if (defaults.vocab_size)
     m.vocab_size = static_cast<int>(*defaults.vocab_size);
   else
     missing_field(root, "vocab_size", path);
   std::vector<std::string> notes;
-  if (auto given = f.whole("max_position_embeddings", 1, std::int64_t{1} << 40)) {
+  if (auto given = f.whole("max_position_embeddings", 1, model_limits::kContext)) {
     m.max_context = *given;
   } else {
     // The class's default, said in a note: a fit or run at a longer context is then refused.
@@ -249,14 +252,19 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   }
   m.native_format = native_format_of(f, top, notes);
 
-  const int heads = count("num_attention_heads", 1, defaults.num_attention_heads);
-  const int kv_heads = count("num_key_value_heads", 1, defaults.num_key_value_heads.value_or(heads));
+  const int heads = count("num_attention_heads", 1, model_limits::kHeads, defaults.num_attention_heads);
+  const int kv_heads = count("num_key_value_heads", 1, model_limits::kHeads, defaults.num_key_value_heads.value_or(heads));
   if (kv_heads > heads || heads % kv_heads != 0)
     f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(heads) + "), got " +
                                       std::to_string(kv_heads));
   std::optional<double> derived_head_dim;
   if (hidden / heads == std::floor(hidden / heads)) derived_head_dim = hidden / heads;
-  const int head_dim_int = count("head_dim", 1, defaults.head_dim ? defaults.head_dim : derived_head_dim);
+  const int head_dim_int =
+      count("head_dim", 1, model_limits::kHeadDim, defaults.head_dim ? defaults.head_dim : derived_head_dim);
+  if (head_dim_int > model_limits::kHeadDim)  // derived: hidden_size / num_attention_heads
+    f.fail("num_attention_heads", "gives a head_dim of hidden_size (" + std::to_string(m.hidden_size) + ") / " +
+                                      std::to_string(heads) + " = " + std::to_string(head_dim_int) + ", above " +
+                                      std::to_string(model_limits::kHeadDim) + "; give head_dim");
   const double head_dim = head_dim_int;
   Attention& at = m.attention;
   at.query_heads = heads;
@@ -266,9 +274,13 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   // Attention parameters per layer.
   double attention_params = 0;
   if (auto kv_lora = f.whole("kv_lora_rank", 1)) {  // DeepSeek multi-head latent attention
-    const double rope = f.require_integer("qk_rope_head_dim", 1);
-    const double nope = f.require_integer("qk_nope_head_dim", 1);
-    const double v_dim = f.require_integer("v_head_dim", 1);
+    const double rope = f.require_integer("qk_rope_head_dim", 1, model_limits::kHeadDim);
+    const double nope = f.require_integer("qk_nope_head_dim", 1, model_limits::kHeadDim);
+    const double v_dim = f.require_integer("v_head_dim", 1, model_limits::kHeadDim);
+    if (static_cast<double>(*kv_lora) + rope > model_limits::kLatentDim)
+      f.fail("kv_lora_rank", "with qk_rope_head_dim (" + std::to_string(static_cast<int>(rope)) +
+                                 ") gives a latent vector of " + std::to_string(*kv_lora + static_cast<int>(rope)) +
+                                 " elements, above " + std::to_string(model_limits::kLatentDim));
     at.layout = AttentionLayout::Mla;
     at.latent_dim = static_cast<int>(static_cast<double>(*kv_lora) + rope);
     // The catalogue's per-head dimension for attention FLOPs is the value width
@@ -288,7 +300,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
 
   // Sliding windows: an explicit list of layer types, or a period ("one global every N"), or
   // Qwen2's use_sliding_window (layers from max_window_layers on).
-  std::optional<std::int64_t> window = f.whole("sliding_window", 1, std::int64_t{1} << 40);
+  std::optional<std::int64_t> window = f.whole("sliding_window", 1, model_limits::kContext);
   if (!window && defaults.sliding_window) window = static_cast<std::int64_t>(*defaults.sliding_window);
   if (window) {
     int windowed = 0;
@@ -314,7 +326,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   int experts = 0;
   const char* zero_key = nullptr;  // an expert count written as 0
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"})
-    if (auto v = f.whole(key, 0); v && experts == 0) {
+    if (auto v = f.whole(key, 0, model_limits::kExperts); v && experts == 0) {
       experts = static_cast<int>(*v);
       if (experts == 0 && !zero_key) zero_key = key;
     }
@@ -374,19 +386,20 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     if (dense_layers > 0 && dense_ffn <= 0)
       missing_field(root, "intermediate_size", path, " (dense layers)");
     const int moe_layers = m.layers - dense_layers;
-    int shared = f.integer("n_shared_experts", 0, 0);
+    int shared = static_cast<int>(f.whole("n_shared_experts", 0, model_limits::kSharedExperts).value_or(0));
     double shared_params = shared * expert_params;
     if (auto shared_ffn = f.whole("shared_expert_intermediate_size", 0); shared_ffn && *shared_ffn > 0) {
       shared = 1;
       shared_params = 3 * hidden * static_cast<double>(*shared_ffn);
     }
     const double router = hidden * experts;
-    mlp_params_total = dense_layers * 3 * hidden * dense_ffn + moe_layers * (experts * expert_params + shared_params + router);
-    mlp_params_active = dense_layers * 3 * hidden * dense_ffn + moe_layers * (top_k * expert_params + shared_params + router);
+    const double dense_mlps = static_cast<double>(dense_layers) * 3 * hidden * dense_ffn;
+    mlp_params_total = dense_mlps + moe_layers * (experts * expert_params + shared_params + router);
+    mlp_params_active = dense_mlps + moe_layers * (top_k * expert_params + shared_params + router);
     m.moe = MoeSpec{moe_layers, experts, top_k, shared, expert_params, std::nullopt};
   } else {
     if (dense_ffn <= 0) missing_field(root, "intermediate_size", path);
-    mlp_params_total = mlp_params_active = m.layers * 3 * hidden * dense_ffn;
+    mlp_params_total = mlp_params_active = layers * 3 * hidden * dense_ffn;
   }
 
   // Per token every layer's active weights and the LM head are read; of the input embedding
@@ -395,11 +408,16 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   // the same matrix when the embeddings are tied.
   const bool tied = f.flag("tie_word_embeddings", top.flag("tie_word_embeddings", defaults.tie_word_embeddings));
   const double table = static_cast<double>(m.vocab_size) * hidden;
-  const double norms = m.layers * 2 * hidden + hidden;
-  const double body = norms + m.layers * attention_params;
+  const double norms = layers * 2 * hidden + hidden;
+  const double body = norms + layers * attention_params;
   m.params_total = table * (tied ? 1 : 2) + body + mlp_params_total;
   m.tied_embeddings = tied;
   m.params_active = table + body + mlp_params_active;
+  if (m.params_total > model_limits::kParams)
+    config::fail(root, "", "the shapes in " + path + " come to " + format_params(m.params_total) +
+                               " parameters, more than the 1e15 a model this tool can size may have "
+                               "(hidden_size " + std::to_string(m.hidden_size) + ", num_hidden_layers " +
+                               std::to_string(m.layers) + ", vocab_size " + std::to_string(m.vocab_size) + ")");
 
   std::ostringstream y;
   y << "# Imported by `vramsim import-model` from " << quoted(path) << ".\n"
@@ -437,13 +455,9 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
 // config.json is read through the YAML loader (for its line:col origins), which accepts what
 // JSON does not (a trailing comma, comments, unquoted words): the text must first parse as
 // strict JSON, else an error at its line and column.
-Status check_strict_json(const std::string& path) {
-  if (auto ok = config::check_input_file(path); !ok) return ok.error();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Ok{};  // load_yaml_file says why it cannot be read
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+Status check_strict_json(std::string_view text, const std::string& path) {
   std::size_t skip = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a byte-order mark
-  auto parsed = json::parse(std::string_view(text).substr(skip));
+  auto parsed = json::parse(text.substr(skip));
   if (parsed) return Ok{};
   // "invalid JSON at byte N: expected X" -> FILE:LINE:COL: error: expected X (strict JSON)
   const std::string& why = parsed.error().message;
@@ -468,17 +482,29 @@ Status check_strict_json(const std::string& path) {
                (expected.find("a key") != std::string::npos ? " (a trailing comma?)" : "")};
 }
 
+Error invalid_name(const std::string& name) {
+  return Error{"invalid model name " + quoted(name) +
+               ": a catalogue name is up to 100 of the characters a-z A-Z 0-9 . _ + -, not starting with a dot"};
+}
+
 }  // namespace
 
 Result<ImportedModel> import_hf_config(const std::string& path, const std::string& name) {
-  if (!config::is_catalogue_name(name))
-    return Error{"invalid model name " + quoted(name) +
-                 ": a catalogue name is up to 100 of the characters a-z A-Z 0-9 . _ + -, not starting with a dot"};
+  if (!config::is_catalogue_name(name)) return invalid_name(name);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Error{path + " is a directory; give the config.json file inside it"};
-  if (auto strict = check_strict_json(path); !strict) return strict.error();
-  auto root = config::load_yaml_file(path);
+  if (auto ok = config::check_input_file(path); !ok) return ok.error();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": error: cannot open file"};
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return import_hf_config_text(text, path, name);
+}
+
+Result<ImportedModel> import_hf_config_text(std::string_view text, const std::string& path, const std::string& name) {
+  if (!config::is_catalogue_name(name)) return invalid_name(name);
+  if (auto strict = check_strict_json(text, path); !strict) return strict.error();
+  auto root = config::parse_yaml(text, path);
   if (!root) return root.error();
   auto imported = config::decode<ImportedModel>([&] { return build(*root, path, name); });
   if (!imported) return imported.error();

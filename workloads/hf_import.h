@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -26,5 +27,10 @@ struct ImportedModel {
 // `path`: a config.json; `name`: the catalogue name to give the model. Errors name the file
 // and the missing or inconsistent field.
 Result<ImportedModel> import_hf_config(const std::string& path, const std::string& name);
+
+// The same import of a config.json's bytes already read: `text` is the file's content, `path`
+// only names it in messages. Any bytes end in a model or an Error, never anything else (the
+// fuzz target tests/fuzz/hf_import_fuzzer.cc holds it to that).
+Result<ImportedModel> import_hf_config_text(std::string_view text, const std::string& path, const std::string& name);
 
 }  // namespace vramsim::workloads

@@ -18,14 +18,14 @@ Attention decode_attention(MapReader a, int layers) {
   Attention at;
   const std::string layout = a.choice("layout", {"gqa", "mha", "mla"});
   at.layout = layout == "gqa" ? AttentionLayout::Gqa : layout == "mha" ? AttentionLayout::Mha : AttentionLayout::Mla;
-  at.query_heads = static_cast<int>(a.integer("query_heads", 1, 1 << 16));
+  at.query_heads = static_cast<int>(a.integer("query_heads", 1, model_limits::kHeads));
   if (at.layout == AttentionLayout::Mla) {
-    at.latent_dim = static_cast<int>(a.integer("latent_dim", 1, 1 << 20));
-    at.kv_heads = static_cast<int>(a.optional_integer("kv_heads", 1, 1 << 16).value_or(at.query_heads));
-    at.head_dim = static_cast<int>(a.optional_integer("head_dim", 1, 1 << 16).value_or(0));
+    at.latent_dim = static_cast<int>(a.integer("latent_dim", 1, model_limits::kLatentDim));
+    at.kv_heads = static_cast<int>(a.optional_integer("kv_heads", 1, model_limits::kHeads).value_or(at.query_heads));
+    at.head_dim = static_cast<int>(a.optional_integer("head_dim", 1, model_limits::kHeadDim).value_or(0));
   } else {
-    at.kv_heads = static_cast<int>(a.integer("kv_heads", 1, 1 << 16));
-    at.head_dim = static_cast<int>(a.integer("head_dim", 1, 1 << 16));
+    at.kv_heads = static_cast<int>(a.integer("kv_heads", 1, model_limits::kHeads));
+    at.head_dim = static_cast<int>(a.integer("head_dim", 1, model_limits::kHeadDim));
     if (at.layout == AttentionLayout::Mha && at.kv_heads != at.query_heads)
       a.fail_at("kv_heads",
            "full multi-head attention has one KV head per query head (" + std::to_string(at.query_heads) +
@@ -41,7 +41,7 @@ Attention decode_attention(MapReader a, int layers) {
     if (at.layout == AttentionLayout::Mla)
       a.fail_at("sliding_window", "sliding-window layers are modelled for gqa and mha attention, not for mla");
     SlidingWindow w;
-    w.window_tokens = sw->integer("window", 1, std::int64_t{1} << 40);
+    w.window_tokens = sw->integer("window", 1, model_limits::kContext);
     w.layers = static_cast<int>(sw->integer("layers", 0, layers));
     sw->finish();
     at.sliding_window = w;
@@ -53,16 +53,16 @@ Attention decode_attention(MapReader a, int layers) {
 MoeSpec decode_moe(MapReader m, int layers) {
   MoeSpec moe;
   moe.layers = static_cast<int>(m.integer("layers", 1, layers));
-  moe.experts = static_cast<int>(m.integer("experts", 1, 1 << 20));
-  moe.experts_per_token = static_cast<int>(m.integer("experts_per_token", 1, 1 << 20));
+  moe.experts = static_cast<int>(m.integer("experts", 1, model_limits::kExperts));
+  moe.experts_per_token = static_cast<int>(m.integer("experts_per_token", 1, model_limits::kExperts));
   if (moe.experts_per_token > moe.experts)
     m.fail_at("experts_per_token",
          "top-k (" + std::to_string(moe.experts_per_token) + ") cannot exceed the number of experts (" +
              std::to_string(moe.experts) + ")");
-  moe.shared_experts = static_cast<int>(m.optional_integer("shared_experts", 0, 1 << 10).value_or(0));
+  moe.shared_experts = static_cast<int>(m.optional_integer("shared_experts", 0, model_limits::kSharedExperts).value_or(0));
   moe.expert_params = m.number("expert_params");
   // params.total's bound (1e15): one expert cannot be larger than the largest model.
-  if (moe.expert_params > 1e15) m.fail_at("expert_params", "more than 1e15 parameters in one expert is not a model this tool can size");
+  if (moe.expert_params > model_limits::kParams) m.fail_at("expert_params", "more than 1e15 parameters in one expert is not a model this tool can size");
   if (auto r = m.optional_map("routing")) {
     RoutingSpec routing;
     if (auto profile = r->optional_string("profile")) {
@@ -125,19 +125,18 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
     MapReader p = r.map("params");
     // At most 1e15 parameters, hundreds of times the largest published models: beyond that the
     // figures are no model's, only overflow (1e308 would make every size infinite).
-    constexpr double kMostParams = 1e15;
     m.params_total = p.number("total");
-    if (m.params_total > kMostParams) p.fail_at("total", "more than 1e15 parameters is not a model this tool can size");
+    if (m.params_total > model_limits::kParams) p.fail_at("total", "more than 1e15 parameters is not a model this tool can size");
     m.params_active = p.number("active");
     if (m.params_active > m.params_total)
       p.fail_at("active", "active parameters cannot exceed the total");
     p.finish();
   }
-  m.layers = static_cast<int>(r.integer("layers", 1, 100000));
-  m.hidden_size = static_cast<int>(r.integer("hidden_size", 1, 1 << 20));
-  m.vocab_size = static_cast<int>(r.integer("vocab_size", 1, 1 << 24));
+  m.layers = static_cast<int>(r.integer("layers", 1, model_limits::kLayers));
+  m.hidden_size = static_cast<int>(r.integer("hidden_size", 1, model_limits::kHiddenSize));
+  m.vocab_size = static_cast<int>(r.integer("vocab_size", 1, model_limits::kVocabSize));
   m.tied_embeddings = r.boolean("tied_embeddings", false);
-  m.max_context = r.integer("max_context", 1, std::int64_t{1} << 40);
+  m.max_context = r.integer("max_context", 1, model_limits::kContext);
   m.native_format = r.string("native_format");
   m.attention = decode_attention(r.map("attention"), m.layers);
   if (family == "moe") {

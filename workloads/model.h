@@ -81,6 +81,22 @@ struct ModelSpec {
   }
 };
 
+// The bounds decode_model holds a model description to: far beyond any published model, so
+// that what is past them is a typo or overflow, never a model (the HF import checks a
+// config.json's fields against the same bounds, at the fields).
+namespace model_limits {
+inline constexpr int kLayers = 100000;
+inline constexpr int kHiddenSize = 1 << 20;
+inline constexpr int kVocabSize = 1 << 24;
+inline constexpr std::int64_t kContext = std::int64_t{1} << 40;  // max_context, sliding windows
+inline constexpr int kHeads = 1 << 16;                           // query heads, KV heads
+inline constexpr int kHeadDim = 1 << 16;
+inline constexpr int kLatentDim = 1 << 20;
+inline constexpr int kExperts = 1 << 20;                         // routed experts, and top-k
+inline constexpr int kSharedExperts = 1 << 10;
+inline constexpr double kParams = 1e15;                          // params.total, one expert
+}  // namespace model_limits
+
 // Decodes a resolved model description (docs/config-reference.md). Throws ConfigError on
 // impossible architectures: top-k > experts, MHA with kv_heads != query_heads, query heads
 // not a multiple of kv heads, active > total parameters, routed experts larger than the model.
