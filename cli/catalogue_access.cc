@@ -18,21 +18,19 @@ config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir) 
 }
 
 void apply_overrides(config::Node& root, const std::vector<std::string>& assignments) {
-  for (const auto& assignment : assignments) {
-    auto applied = config::apply_override(root, assignment);
+  for (const auto& typed : assignments) {
+    const std::string assignment = canonical_set_path(typed);
+    auto applied = assignment == typed ? config::apply_override(root, assignment)
+                                       : config::apply_override(root, assignment, "--set " + typed);
     if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
   }
 }
 
-void check_set_prefixes(const std::vector<std::string>& assignments, bool for_fit) {
-  for (const auto& a : assignments) {
-    const std::string path = a.substr(0, a.find('='));
-    if (for_fit && path.starts_with("hardware."))
-      throw UsageError("--set " + a + ": fit's keys have no hardware. prefix (gpu.*, host.*, model.*): --set " + a.substr(9));
-    for (const char* root : {"gpu.", "host.", "link.", "gpu_link.", "switch."})
-      if (!for_fit && path.starts_with(root))
-        throw UsageError("--set " + a + ": a scenario's hardware keys are under hardware.: --set hardware." + a);
-  }
+std::string canonical_set_path(const std::string& assignment) {
+  const std::string path = assignment.substr(0, assignment.find('='));
+  for (const char* root : {"gpu.", "host.", "link.", "gpu_link.", "switch."})
+    if (path.starts_with(root) || path + "." == root) return "hardware." + assignment;
+  return assignment;
 }
 
 void apply_seed(config::Node& root, const Args& args) {
@@ -69,7 +67,6 @@ sim::Scenario load_scenario(const Args& args, const std::string& command) {
   }
   auto tree = config::load_yaml_file(file);
   if (!tree) throw config::ConfigError(tree.error());
-  check_set_prefixes(args.all("--set"), false);
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);
   sim::Scenario scenario = sim::decode_scenario(*tree, catalogue, formats);

@@ -18,13 +18,16 @@ namespace vramsim::cli {
 // --configs DIR, else the default search (see Catalogue::locate). Throws UsageError.
 config::Catalogue open_catalogue(const std::optional<std::string>& configs_dir);
 
-// Applies each `key=value` to `root` (the --set options). Throws UsageError on a malformed one.
+// Applies each `key=value` to `root` (the --set options), each path first made canonical
+// (canonical_set_path); a message about an aliased one names it as typed. Throws UsageError on
+// a malformed one.
 void apply_overrides(config::Node& root, const std::vector<std::string>& assignments);
 
-// Throws UsageError for a --set written in the other command's spelling: fit's keys are
-// gpu.*, host.*, model.*; run's and plan's put the first two under hardware. (`for_fit`: which
-// command reads them.)
-void check_set_prefixes(const std::vector<std::string>& assignments, bool for_fit);
+// The one spelling of a --set path in fit, run, plan and sweep: hardware keys under hardware.
+// (hardware.gpu.*, hardware.host.*, hardware.link.*, hardware.gpu_link.*, hardware.switch.*).
+// The short forms fit used to take (gpu.*, host.*) and their link siblings are aliases: this
+// returns the assignment with hardware. prefixed to them, and any other unchanged.
+std::string canonical_set_path(const std::string& assignment);
 // --seed N as `seed: N`, its errors naming --seed.
 void apply_seed(config::Node& root, const Args& args);
 

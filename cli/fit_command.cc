@@ -1,6 +1,8 @@
 // `vramsim fit`: will this model fit on this card, and how fast will it decode?
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -11,12 +13,11 @@
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/units.h"
+#include "sim/vram_plan.h"
 #include "workloads/fit.h"
 
 namespace vramsim::cli {
 namespace {
-
-constexpr std::int64_t kDefaultContext = 8192;
 
 const char* kHelp = R"(usage: vramsim fit --model M --gpu G [options]
 
@@ -26,13 +27,15 @@ docs/memory-model.md)
   --model M          catalogue name (vramsim list models) or a model YAML file
   --gpu G            catalogue name (vramsim list gpus) or a GPU YAML file
   --quant Q          weights format (default: the model's native format)
-  --context N        context window in tokens (default 8192, capped at the model's maximum)
+  --context N        context window in tokens (default 4096, as run and plan; capped at the model's maximum)
   --kv-type T        KV-cache element type for keys and values (default f16)
   --kv-type-k T      ... for keys only;  --kv-type-v T  ... for values only
   --concurrency N    concurrent sequences, each with its own KV cache (default 1)
   --gpus N           identical cards, model split by pipeline parallelism (default 1)
   --host H           host (vramsim list hosts): offload what does not fit to system RAM
-  --set key=value    override any field, e.g. --set gpu.memory.capacity=48GiB
+  --set key=value    override any field, as run and plan spell it: hardware.gpu.*, hardware.host.*,
+                     model.* (e.g. --set hardware.gpu.memory.capacity=48GiB; gpu.* and host.* are
+                     accepted as aliases)
   --configs DIR      catalogue directory (default: the installed or source configs/)
   --json             print one JSON object (docs/json-schema.md)
 )";
@@ -68,11 +71,14 @@ std::string unknown_name(const std::string& what, const std::string& name, const
 
 workloads::FitQuery build_query(const Args& args, const config::Catalogue& catalogue,
                                 const workloads::FormatTables& formats) {
+  // The scenario's own layout (model, hardware.gpu, hardware.host), so that a --set path is
+  // the one run and plan take (gpu.* and host.* are aliases: canonical_set_path).
   config::Node root = config::Node::map(config::Origin{"command line", 0, 0});
   root.set("model", named(args.require("--model"), "--model"));
-  root.set("gpu", named(args.require("--gpu"), "--gpu"));
-  if (auto host = args.get("--host")) root.set("host", named(*host, "--host"));
-  check_set_prefixes(args.all("--set"), true);
+  config::Node hardware = config::Node::map(config::Origin{"command line", 0, 0});
+  hardware.set("gpu", named(args.require("--gpu"), "--gpu"));
+  if (auto host = args.get("--host")) hardware.set("host", named(*host, "--host"));
+  root.set("hardware", std::move(hardware));
   apply_overrides(root, args.all("--set"));
   config::MapReader r(root, "");
   workloads::FitQuery q;
@@ -81,9 +87,13 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
     q.model = workloads::decode_model(model, "model");
     workloads::check_native_format(model, "model", q.model.native_format, formats);
   }
-  q.gpu = hw::decode_gpu(catalogue.resolve("gpus", "GPU", r.any("gpu"), "gpu"), "gpu");
-  if (const config::Node* host = r.optional_any("host"))
-    q.host = hw::decode_host(catalogue.resolve("hosts", "host", *host, "host"), "host");
+  {
+    config::MapReader hw_reader = r.map("hardware");
+    q.gpu = hw::decode_gpu(catalogue.resolve("gpus", "GPU", hw_reader.any("gpu"), "hardware.gpu"), "hardware.gpu");
+    if (const config::Node* host = hw_reader.optional_any("host"))
+      q.host = hw::decode_host(catalogue.resolve("hosts", "host", *host, "hardware.host"), "hardware.host");
+    hw_reader.finish();
+  }
   r.finish();
 
   const std::string quant = args.get("--quant").value_or(q.model.native_format);
@@ -114,9 +124,33 @@ void write_footprint(json::Writer& j, const workloads::Footprint& f) {
       .field("total_gib", f.total / units::kGiB);
 }
 
+// The engine's accounting (workloads::EngineAccount) as an object, or null.
+void write_engine(json::Writer& j, const std::optional<workloads::EngineAccount>& e) {
+  if (!e) {
+    j.null();
+    return;
+  }
+  j.begin_object().field("engine", e->engine).field("fits", e->fits())
+      .field("need_gib", e->need() / units::kGiB).field("usable_gib", e->usable() / units::kGiB);
+  j.key("cards").begin_array();
+  for (const auto& c : e->cards)
+    j.begin_object().field("first_layer", static_cast<std::int64_t>(c.first_layer))
+        .field("end_layer", static_cast<std::int64_t>(c.end_layer)).field("weights_gib", c.weights / units::kGiB)
+        .field("kv_gib", c.kv / units::kGiB).field("runtime_gib", c.runtime / units::kGiB)
+        .field("need_gib", c.need() / units::kGiB).field("usable_gib", c.usable / units::kGiB).field("fits", c.fits())
+        .end_object();
+  j.end_array().end_object();
+}
+
 void write_suggestion(json::Writer& j, const workloads::Suggestion& s) {
   j.begin_object().field("kind", s.kind).field("change", s.change);
   write_footprint(j, s.footprint);
+  j.key("engine_need_gib");
+  if (s.engine)
+    j.value(s.engine->need() / units::kGiB);
+  else
+    j.null();
+  if (s.kind == "smaller_model") j.field("same_lineage", s.same_lineage);
   j.field("fits", s.fits);
   j.key("decode_tok_s");
   if (s.fits)
@@ -130,8 +164,8 @@ void write_suggestion(json::Writer& j, const workloads::Suggestion& s) {
 // llama.cpp's MoE kernels (per-expert matmuls, more launches per layer) run well below it. The
 // measured ratios (configs/validation/community.yaml: llama.cpp PR 16834's llama-bench table
 // on an RTX 4090, gpt-oss-20b MXFP4 tg128 186.10 and Qwen3-30B-A3B Q4_0 161.55 t/s; the
-// gpu_ext log on an RTX 5090, gpt-oss-20b tg128 362.59 t/s) against this formula's 357, 284
-// and 635 tok/s: 0.52-0.57. Shown, not applied: `vramsim run` simulates the per-layer costs.
+// gpu_ext log on an RTX 5090, gpt-oss-20b tg128 362.59 t/s) against this formula's 375, 335
+// and 667 tok/s at fit's default 4,096 tokens of context: 0.48-0.54. Shown, not applied: `vramsim run` simulates the per-layer costs.
 // Offloaded, the formula streams the host's share of every active byte from RAM, where
 // llama.cpp keeps whole layers' experts there (--n-cpu-moe) and the simulation can beat it:
 // no bound either way, so the note says what `run` and `plan` do instead.
@@ -152,12 +186,12 @@ std::string decode_note(const workloads::FitReport& rep) {
   if (rep.resident_fraction < 1.0)
     return "MoE offloaded: the formula reads its share of every active byte from RAM, not as llama.cpp's placements do "
            "(--n-cpu-moe keeps whole layers' experts in RAM); `vramsim plan` and " + run + " simulate them";
-  return "MoE: an upper bound; llama.cpp's measured MoE decode runs at 0.52-0.57 of this formula "
-         "(RTX 4090: gpt-oss-20b 186 against 357 tok/s, Qwen3-30B-A3B 162 against 284; RTX 5090: gpt-oss-20b 363 "
-         "against 635); " + run + " simulates it";
+  return "MoE: an upper bound; llama.cpp's measured MoE decode runs at 0.48-0.54 of this formula at 4,096 tokens "
+         "(RTX 4090: gpt-oss-20b 186 against 375 tok/s, Qwen3-30B-A3B 162 against 335; RTX 5090: gpt-oss-20b 363 "
+         "against 667); " + run + " simulates it";
 }
 
-std::string to_json(const workloads::FitReport& rep, std::optional<bool> engine_fits) {
+std::string to_json(const workloads::FitReport& rep) {
   const auto& q = rep.query;
   json::Writer j;
   j.begin_object()
@@ -173,8 +207,12 @@ std::string to_json(const workloads::FitReport& rep, std::optional<bool> engine_
   write_footprint(j, rep.footprint);
   j.field("usable_gib", rep.usable_bytes / units::kGiB)
       .field("usable_share", workloads::usable_share(q.gpu.gpu_class, q.gpus))
+      .field("decided_by", rep.decided_by)
       .field("fits", rep.fits)
+      .field("calculator_fits", rep.calculator_fits)
       .field("headroom_gib", rep.headroom_bytes / units::kGiB);
+  j.key("engine_accounting");
+  write_engine(j, rep.engine);
   j.key("cards").begin_array();
   for (const auto& c : rep.cards)
     j.begin_object().field("first_layer", static_cast<std::int64_t>(c.first_layer))
@@ -183,6 +221,7 @@ std::string to_json(const workloads::FitReport& rep, std::optional<bool> engine_
   j.end_array();
   j.field("kv_gib_per_1k_tokens", rep.kv_bytes_per_1k_tokens / units::kGiB)
       .field("max_context_tokens", static_cast<std::int64_t>(rep.max_context_tokens))
+      .field("calculator_max_context_tokens", static_cast<std::int64_t>(rep.calculator_max_context_tokens))
       .field("bytes_per_token_gb", rep.bytes_per_token / units::kGB)
       .field("decode_efficiency", rep.decode_efficiency)
       .field("gpu_decode_tok_s", rep.gpu_decode_tok_s)
@@ -213,12 +252,72 @@ std::string to_json(const workloads::FitReport& rep, std::optional<bool> engine_
     j.null();
   j.field("smaller_model_faster", rep.smaller_model_faster);
   j.key("fits_engine_accounting");
-  if (engine_fits)
-    j.value(*engine_fits);
+  if (rep.engine)
+    j.value(rep.engine->fits());
   else
     j.null();
   j.end_object();
   return j.str() + "\n";
+}
+
+// "NO, 3.20 GiB short", "NO: layers are whole, card 1 needs ...", "yes, 4.10 GiB headroom".
+std::string verdict(bool fits, double headroom, const std::string& overfull) {
+  if (fits) return "yes, " + gib(headroom) + " headroom";
+  if (headroom >= 0) return "NO: layers are whole, " + overfull;
+  return "NO, " + gib(-headroom) + " short";
+}
+
+std::string padded(std::string text, std::size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+// The two accountings side by side: the calculator's column, the engine's, a note.
+void two_columns(std::ostringstream& o, const workloads::FitReport& rep) {
+  const auto& q = rep.query;
+  const auto& e = *rep.engine;
+  double weights = 0, kv = 0, runtime = 0;
+  for (const auto& c : e.cards) {
+    weights += c.weights;
+    kv += c.kv;
+    runtime += c.runtime;
+  }
+  const std::string engine = e.engine + "'s own";
+  auto row = [&](const std::string& label, const std::string& calc, const std::string& eng, const std::string& note) {
+    o << "  " << padded(label, 13) << padded(calc, 20) << padded(eng, 20) << note << "\n";
+  };
+  std::string kv_growth = fixed(rep.kv_bytes_per_1k_tokens / units::kGiB, 4) + " GiB per 1,024 tokens";
+  if (q.concurrency > 1)
+    kv_growth += " of context: " + fixed(rep.kv_bytes_per_1k_tokens / q.concurrency / units::kGiB, 4) + " in each of " +
+                 std::to_string(q.concurrency) + " sequences";
+  row("", "calculator", engine, "");
+  row("weights", gib(rep.footprint.weights), gib(weights), "(" + e.engine + " keeps the embedding table in RAM)");
+  row("KV cache", gib(rep.footprint.kv), gib(kv), "(" + kv_growth + ")");
+  row("overhead", gib(rep.footprint.overhead), gib(runtime),
+      "(calculator: 0.65 GiB + 8% of weights and KV; " + e.engine + ": its runtime_vram, " + gib(e.cards.front().runtime) +
+          " per card: compute buffer and CUDA context)");
+  row("total", gib(rep.footprint.total), gib(e.need()), "");
+  row("usable", gib(rep.usable_bytes), gib(e.usable()),
+      "(calculator: " + fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) + "% of " + std::to_string(q.gpus) +
+          " x " + gib(q.gpu.memory_bytes) + ", " + std::string(hw::to_string(q.gpu.gpu_class)) + (q.gpus > 1 ? ", split" : "") +
+          "; " + e.engine + ": the driver-reported total" + (q.gpus > 1 ? " of each card" : "") + ")");
+  std::vector<workloads::CardShare> engine_cards;
+  for (const auto& c : e.cards) engine_cards.push_back({c.first_layer, c.end_layer, c.need(), c.usable});
+  o << "  " << padded("fits", 13) << "calculator " << verdict(rep.calculator_fits, rep.usable_bytes - rep.footprint.total,
+                                                               workloads::first_overfull_card(rep.cards))
+    << "; " << e.engine << " " << verdict(e.fits(), e.usable() - e.need(), workloads::first_overfull_card(engine_cards)) << "\n";
+  for (std::size_t c = 0; c < e.cards.size() && q.gpus > 1; ++c) {
+    const auto& ec = e.cards[c];
+    std::string calc;
+    if (c < rep.cards.size())
+      calc = "layers " + std::to_string(rep.cards[c].first_layer) + "-" + std::to_string(rep.cards[c].end_layer - 1) + ": " +
+             gib(rep.cards[c].need) + " of " + gib(rep.cards[c].usable);
+    o << "  " << padded("card " + std::to_string(c), 13) << "calculator " << calc << "; " << e.engine << " layers "
+      << ec.first_layer << "-" << ec.end_layer - 1 << ": " << gib(ec.need()) << " of " << gib(ec.usable) << "\n";
+  }
+  o << "  " << padded("decides", 13) << e.engine << "'s own accounting: " << (rep.fits ? "it fits" : "it does not fit")
+    << " (`vramsim run` and `plan` place by it; the calculator is a public budget with fixed margins"
+    << (rep.fits == rep.calculator_fits ? ", and agrees)" : ", and disagrees)") << "\n";
 }
 
 std::string to_table(const workloads::FitReport& rep) {
@@ -228,28 +327,30 @@ std::string to_table(const workloads::FitReport& rep) {
     << "  " << q.quant.name << " (" << fixed(q.quant.bits_per_weight, 2) << " bits/weight), context "
     << q.context_tokens << " tokens, KV " << q.kv_k.name << "/" << q.kv_v.name << ", " << q.concurrency
     << (q.concurrency == 1 ? " sequence" : " sequences") << "\n\n";
-  // The KV growth per 1,024 tokens of context (--context): every sequence has its own window,
-  // so with several the figure is their sum, and the line says how much each one takes.
-  std::string kv_growth = fixed(rep.kv_bytes_per_1k_tokens / units::kGiB, 4) + " GiB per 1,024 tokens";
-  if (q.concurrency > 1)
-    kv_growth += " of context: " + fixed(rep.kv_bytes_per_1k_tokens / q.concurrency / units::kGiB, 4) + " in each of " +
-                 std::to_string(q.concurrency) + " sequences";
-  o << "  weights      " << gib(rep.footprint.weights) << "\n"
-    << "  KV cache     " << gib(rep.footprint.kv) << "   (" << kv_growth << ")\n"
-    << "  overhead     " << gib(rep.footprint.overhead) << "   (0.65 GiB + 8% of weights and KV)\n"
-    << "  total        " << gib(rep.footprint.total) << "\n"
-    << "  usable       " << gib(rep.usable_bytes) << "   ("
-    << fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) << "% of " << q.gpus << " x "
-    << gib(q.gpu.memory_bytes) << ", " << hw::to_string(q.gpu.gpu_class) << (q.gpus > 1 ? ", split" : "") << ")\n";
-  if (rep.fits)
-    o << "  fits         yes, " << gib(rep.headroom_bytes) << " headroom\n";
-  else if (rep.headroom_bytes >= 0)
-    o << "  fits         NO: layers are whole, " << workloads::first_overfull_card(rep.cards) << "\n";
-  else
-    o << "  fits         NO, " << gib(-rep.headroom_bytes) << " short\n";
-  for (std::size_t c = 0; c < rep.cards.size(); ++c)
-    o << "  card " << c << "       layers " << rep.cards[c].first_layer << "-" << rep.cards[c].end_layer - 1 << ": "
-      << gib(rep.cards[c].need) << " of " << gib(rep.cards[c].usable) << "\n";
+  if (rep.engine) {
+    two_columns(o, rep);
+  } else {
+    // The KV growth per 1,024 tokens of context (--context): every sequence has its own window,
+    // so with several the figure is their sum, and the line says how much each one takes.
+    std::string kv_growth = fixed(rep.kv_bytes_per_1k_tokens / units::kGiB, 4) + " GiB per 1,024 tokens";
+    if (q.concurrency > 1)
+      kv_growth += " of context: " + fixed(rep.kv_bytes_per_1k_tokens / q.concurrency / units::kGiB, 4) + " in each of " +
+                   std::to_string(q.concurrency) + " sequences";
+    o << "  weights      " << gib(rep.footprint.weights) << "\n"
+      << "  KV cache     " << gib(rep.footprint.kv) << "   (" << kv_growth << ")\n"
+      << "  overhead     " << gib(rep.footprint.overhead) << "   (0.65 GiB + 8% of weights and KV)\n"
+      << "  total        " << gib(rep.footprint.total) << "\n"
+      << "  usable       " << gib(rep.usable_bytes) << "   ("
+      << fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) << "% of " << q.gpus << " x "
+      << gib(q.gpu.memory_bytes) << ", " << hw::to_string(q.gpu.gpu_class) << (q.gpus > 1 ? ", split" : "") << ")\n";
+    o << "  fits         " << verdict(rep.fits, rep.headroom_bytes, workloads::first_overfull_card(rep.cards)) << "\n";
+    for (std::size_t c = 0; c < rep.cards.size(); ++c)
+      o << "  card " << c << "       layers " << rep.cards[c].first_layer << "-" << rep.cards[c].end_layer - 1 << ": "
+        << gib(rep.cards[c].need) << " of " << gib(rep.cards[c].usable) << "\n";
+    o << "  decides      the calculator"
+      << (q.gpu.unified() ? " (no engine is simulated on a unified-memory part)" : " (the engine's accounting could not be built)")
+      << "\n";
+  }
   if (rep.max_context_tokens == 0)
     o << "  max context  none: "
       << (rep.fits_without_context ? "at any context, whole layers overfill a card"
@@ -257,7 +358,11 @@ std::string to_table(const workloads::FitReport& rep) {
       << "\n";
   else
     o << "  max context  " << rep.max_context_tokens << " tokens"
-      << (rep.max_context_tokens == q.model.max_context ? " (the model's maximum)" : "") << "\n";
+      << (rep.max_context_tokens == q.model.max_context ? " (the model's maximum)" : "")
+      << (rep.engine ? " (calculator: " + (rep.calculator_max_context_tokens ? std::to_string(rep.calculator_max_context_tokens)
+                                                                            : std::string("none")) + ")"
+                     : std::string())
+      << "\n";
   o << "  decode       ";
   if (rep.fits) {
     o << fixed(rep.gpu_decode_tok_s, 1) << " tok/s   (" << units::format_bandwidth(q.gpu.memory_bandwidth) << " x "
@@ -271,6 +376,9 @@ std::string to_table(const workloads::FitReport& rep) {
     o << "does not run: the " << gib(rep.host_bytes) << (q.gpus > 1 ? " the cards cannot" : " the card cannot")
       << " hold do not fit in " << q.host->name << "'s RAM ("
       << gib(q.host->memory_bytes) << ") either\n";
+  } else if (q.gpu.unified()) {
+    o << "does not run: " << fixed(100 * rep.resident_fraction, 1) << "% would fit, and unified memory is the host's: "
+      << "there is no other RAM to offload to (a lower --quant, a smaller model or a part with more memory)\n";
   } else {
     o << "does not run: " << fixed(100 * rep.resident_fraction, 1)
       << "% would be resident; pass --host to estimate offload to system RAM\n";
@@ -284,15 +392,22 @@ std::string to_table(const workloads::FitReport& rep) {
       << q.gpu.name << " --gpus " << q.gpus << " --quant " << q.quant.name << " --context " << q.context_tokens
       << (q.host ? " --host " + q.host->name : std::string()) << "` simulates the split\n";
   if (!rep.fits) {
-    o << "\n  to make it fit, cheapest first:\n";
+    o << "\n  to make it fit, cheapest first" << (rep.engine ? " (judged by " + rep.engine->engine + "'s own accounting)" : "")
+      << ":\n";
+    auto sizes = [&](const workloads::Suggestion& s) {
+      if (s.engine) return "needs " + gib(s.engine->need()) + " of " + gib(s.engine->usable());
+      return "total " + gib(s.footprint.total);
+    };
     for (const auto& s : rep.suggestions) {
-      o << "    " << s.change << ": total " << gib(s.footprint.total) << (s.fits ? ", fits" : ", still too large");
+      o << "    " << s.change << ": " << sizes(s) << (s.fits ? ", fits" : ", still too large");
       if (s.fits) o << ", " << fixed(s.decode_tok_s, 1) << " tok/s";
       o << "\n";
     }
     if (rep.smaller_model) {
-      o << "    " << rep.smaller_model->change << " (a smaller model): total " << gib(rep.smaller_model->footprint.total)
-        << ", fits, " << fixed(rep.smaller_model->decode_tok_s, 1) << " tok/s";
+      o << "    " << rep.smaller_model->change
+        << (rep.smaller_model->same_lineage ? " (a smaller model of the same family)"
+                                            : " (a smaller model of another family: none of " + q.model.lineage + "'s fits)")
+        << ": " << sizes(*rep.smaller_model) << ", fits, " << fixed(rep.smaller_model->decode_tok_s, 1) << " tok/s";
       if (rep.smaller_model->moe) o << " (MoE: the formula's upper bound, as its own `fit` notes)";
       if (rep.smaller_model_faster) o << ": faster than this model offloaded";
       o << "\n";
@@ -303,32 +418,77 @@ std::string to_table(const workloads::FitReport& rep) {
 
 }  // namespace
 
-// When the memory-budget model refuses every layer on the GPU(s): whether llama.cpp's own
-// accounting (the resident weights + KV + runtime against each card's total, as `run --model`
-// and `plan` judge it) holds them, which is where `run --model` places the model then
-// (docs/memory-model.md). Unset when the question does not apply (unified memory, a KV type per
-// side, a --set) or the simulator cannot build the setup.
-std::optional<bool> fits_by_engine_accounting(const Args& args, const workloads::FitQuery& q) {
-  // fit's --set edits its own query (gpu.*, model.*), which the simulator's scenario does not carry.
-  if (q.gpu.unified() || q.kv_per_side || !args.all("--set").empty()) return std::nullopt;
-  std::vector<std::string> argv = {"--model", args.require("--model"), "--gpu", args.require("--gpu"),
-                                   "--gpus", std::to_string(q.gpus), "--quant", q.quant.name,
-                                   "--context", std::to_string(q.context_tokens),
-                                   "--set", "engine.kv_type=" + q.kv_k.name,
-                                   "--set", "engine.parallel=" + std::to_string(q.concurrency),
-                                   "--set", "engine.vram_rule=engine"};
-  if (auto c = args.get("--configs")) argv.insert(argv.end(), {"--configs", *c});
-  OptionSpec spec;
-  spec.with_value = {"--model", "--gpu", "--gpus", "--quant", "--context", "--configs"};
-  spec.repeated = {"--set"};
-  try {
-    sim::Scenario s = named_scenario(Args(argv, spec), "fit");
-    s.engine.gpu_layers = s.model.layers + 1;  // every layer and the LM head
+// The engine's accounting (workloads::EngineAccounting) of fit's question: the scenario
+// `vramsim run --model M --gpu G --gpus N --host H` builds (llama.cpp, with the same --set
+// hardware.* and, for the asked model, model.* assignments), every layer and the LM head on the
+// GPUs, judged by engine.vram_rule: engine (sim::resident_shares), the rule run and plan place
+// by. Each model's scenario is built once; a request then only changes its formats' bits, KV
+// bytes per element, context and sequences. Empty for a unified-memory part (no engine is
+// simulated on one); an accounting that cannot be built is nullopt, the reason in `why`.
+workloads::EngineAccounting engine_accounting(const Args& args, const workloads::FitQuery& q, std::string& why) {
+  if (q.gpu.unified()) return {};
+  auto cache = std::make_shared<std::map<std::string, std::optional<sim::Scenario>>>();
+  return [&args, &why, q, cache](const workloads::ModelSpec& model, const workloads::BudgetRequest& r)
+             -> std::optional<workloads::EngineAccount> {
+    const bool asked = model.name == q.model.name;
+    auto [it, inserted] = cache->try_emplace(model.name);
+    if (inserted) {
+      std::vector<std::string> argv = {"--model", asked ? args.require("--model") : model.name, "--gpu", args.require("--gpu"),
+                                       "--gpus", std::to_string(q.gpus), "--context",
+                                       std::to_string(std::min(kDefaultContext, model.max_context)),
+                                       "--set", "engine.vram_rule=engine"};
+      if (asked) argv.insert(argv.end(), {"--quant", q.quant.name});
+      if (auto h = args.get("--host")) argv.insert(argv.end(), {"--host", *h});
+      if (auto c = args.get("--configs")) argv.insert(argv.end(), {"--configs", *c});
+      for (const auto& a : args.all("--set"))
+        if (const std::string set = canonical_set_path(a); set.starts_with("hardware.") || (asked && set.starts_with("model.")))
+          argv.insert(argv.end(), {"--set", set});
+      OptionSpec spec;
+      spec.with_value = {"--model", "--gpu", "--gpus", "--quant", "--context", "--host", "--configs"};
+      spec.repeated = {"--set"};
+      try {
+        it->second = named_scenario(Args(argv, spec), "fit", false);
+      } catch (const std::exception& e) {
+        if (asked) why = e.what();
+      }
+    }
+    if (!it->second) return std::nullopt;
+    sim::Scenario s = *it->second;
+    s.engine.gpu_layers = s.model.layers;  // every layer and the LM head (-ngl 99)
     s.engine.cpu_moe_layers = 0;
-    return fits(s);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+    s.engine.head_on_cpu = false;
+    s.engine.layer_split.clear();
+    s.engine.other_format.bits_per_weight = s.engine.expert_format.bits_per_weight = r.bits_per_weight;
+    // The engine keeps one KV type: K and V apart are their mean for heads (K + V bytes per
+    // element), the K type alone for an MLA latent cache, the same bytes either way.
+    s.engine.kv.bytes_per_element = s.model.attention.layout == workloads::AttentionLayout::Mla
+                                        ? r.kv_bytes_per_element_k
+                                        : (r.kv_bytes_per_element_k + r.kv_bytes_per_element_v) / 2.0;
+    s.engine.context = r.context_tokens;
+    s.engine.parallel = r.concurrent_sequences;
+    std::vector<workloads::CardShare> shares;
+    try {
+      shares = sim::resident_shares(s);
+    } catch (const std::exception& e) {
+      if (asked) why = e.what();
+      return std::nullopt;
+    }
+    workloads::EngineAccount a;
+    a.engine = s.engine.preset.empty() ? "llama.cpp" : s.engine.preset;
+    const double kv_all = workloads::kv_cache_bytes(s.model, s.engine.context, s.engine.kv.bytes_per_element,
+                                                    s.engine.kv.bytes_per_element, s.engine.parallel);
+    for (const auto& c : shares) {
+      workloads::EngineCard e;
+      e.first_layer = c.first_layer;
+      e.end_layer = c.end_layer;
+      e.runtime = s.engine.physics.runtime_vram;
+      e.kv = kv_all * (c.end_layer - c.first_layer) / s.model.layers;
+      e.weights = c.need - e.runtime - e.kv;
+      e.usable = c.usable;
+      a.cards.push_back(e);
+    }
+    return a;
+  };
 }
 
 int fit_command(const std::vector<std::string>& argv) {
@@ -343,22 +503,19 @@ int fit_command(const std::vector<std::string>& argv) {
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
   workloads::FitQuery query = build_query(args, catalogue, formats);
+  if (const std::string why = workloads::requantized_native_warning(query.quant, query.model.name, *formats.weight(query.model.native_format));
+      !why.empty())
+    print_warnings("fit", {why});
+  std::string engine_why;
+  const workloads::EngineAccounting engine = engine_accounting(args, query, engine_why);
   workloads::FitReport report;
   try {
-    report = workloads::analyse_fit(query, formats, all_models(catalogue));
+    report = workloads::analyse_fit(query, formats, all_models(catalogue), engine);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  std::optional<bool> engine_fits;
-  if (!report.fits) engine_fits = fits_by_engine_accounting(args, query);
-  if (args.flag("--json")) {
-    std::cout << to_json(report, engine_fits);
-  } else {
-    std::cout << to_table(report);
-    if (engine_fits && *engine_fits)
-      std::cout << "\n  llama.cpp    every layer fits by its own accounting (weights + KV + runtime against the card's total):\n"
-                   "               `vramsim run --model` and `plan` place it so (engine.vram_rule=engine; docs/memory-model.md)\n";
-  }
+  if (engine && !report.engine) std::cerr << "vramsim fit: warning: no engine accounting (" << engine_why << "): the calculator decides\n";
+  std::cout << (args.flag("--json") ? to_json(report) : to_table(report));
   return 0;
 }
 

@@ -114,7 +114,7 @@ std::optional<std::vector<int>> fitting_split(sim::Scenario s) {
   return split;
 }
 
-sim::Scenario named_scenario(const Args& args, const std::string& command) {
+sim::Scenario named_scenario(const Args& args, const std::string& command, bool warn) {
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
   const std::string model = args.require("--model");
@@ -157,11 +157,10 @@ sim::Scenario named_scenario(const Args& args, const std::string& command) {
   if (args.get("--context")) label({"engine", "context"}, "--context " + *args.get("--context"));
   if (auto q = args.get("--quant")) label({"engine", "weights"}, "--quant " + *q);
   label({"workload"}, "the default workload (--set workload.* changes it)");
-  check_set_prefixes(args.all("--set"), false);
   apply_overrides(*tree, args.all("--set"));
   apply_seed(*tree, args);
   sim::Scenario s = sim::decode_scenario(*tree, catalogue, formats);
-  print_warnings(command, s.warnings);
+  if (warn) print_warnings(command, s.warnings);
   return s;
 }
 

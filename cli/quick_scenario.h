@@ -46,7 +46,8 @@ EngineFlags engine_flags(const sim::Scenario& scenario);
 
 // The scenario the options of `run` name (see run --help), decoded but not yet placed: the
 // engine's own placement keys, whether or not they fit. Throws UsageError or ConfigError.
-sim::Scenario named_scenario(const Args& args, const std::string& command = "run");
+// `warn`: print the scenario's warnings (fit, which only sizes the scenario, keeps its own).
+sim::Scenario named_scenario(const Args& args, const std::string& command = "run", bool warn = true);
 
 // named_scenario() with the placement that fits and the flags to type. Throws UsageError or
 // ConfigError; std::invalid_argument when nothing fits even with every layer on the CPU.

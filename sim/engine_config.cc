@@ -253,6 +253,12 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   if (auto sp = e.optional_map("speculative")) {
     const std::string kind = sp->choice("kind", {"none", "mtp"});
     s.speculative = kind == "mtp";
+    // MTP drafts with the checkpoint's own multi-token-prediction head: a model without one
+    // (its file has no mtp_head: true) has nothing to draft with, so no speed-up to simulate.
+    if (s.speculative && !model.mtp_head)
+      sp->fail_at("kind", "kind: mtp drafts with the model's multi-token-prediction head, and " + model.name +
+                              " has none (its model file has no mtp_head: true): kind: none, or a model with an MTP "
+                              "head (deepseek-v3)");
     if (s.speculative) {
       s.draft_tokens = static_cast<int>(sp->integer("draft_tokens", 1, 64));
       s.acceptance = sp->number("acceptance", Lower::NonNegative);

@@ -384,6 +384,11 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
   }
   r.finish();
+  // The experts of a natively low-bit model (MXFP4) sized in another format: said, not refused
+  // (its other weights may be kept wider, as published files keep them).
+  if (const workloads::WeightFormat* native = formats.weight(s.model.native_format))
+    if (std::string why = workloads::requantized_native_warning(s.engine.expert_format, s.model.name, *native); !why.empty())
+      s.warnings.push_back(std::move(why));
   // The preset's known decode bias on a card (out-of-sample measurements), once per card model.
   for (std::set<std::string> said; const auto& card : s.cards)
     if (const auto bias = s.engine.decode_bias.find(card.gpu.spec.name);

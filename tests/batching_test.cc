@@ -261,7 +261,7 @@ TEST_CASE("prefill: a long prompt costs more per token, its attention growing wi
 // must not be charged blocks it will never use (it peaked at 1,835).
 TEST_CASE("vllm: a step's blocks stop at the request's last token", "[batching][vllm]") {
   const std::string json = run_json(kVllm, "--set hardware.gpu.preset=rtx-4090 --set engine.context=29344 --set workload.requests=1 "
-                                           "--set workload.clients=1 --set workload.prompt_tokens=29056 --set workload.gen_tokens=288 "
+                                           "--set workload.clients=1 --set workload.prompt_tokens=29056 --set workload.gen_tokens=288 --set model.mtp_head=true "
                                            "--set 'engine.speculative={kind: mtp, draft_tokens: 4, acceptance: 0.6, head: 100MiB}'");
   CHECK(json_number(json, "peak_blocks", "kv_pool") <= json_number(json, "blocks", "kv_pool"));
   CHECK(json_number(json, "completed", "requests") == 1);

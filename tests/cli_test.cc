@@ -27,7 +27,7 @@ TEST_CASE("fit --json answers the reference's worked example", "[cli]") {
   auto r = run_vramsim("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 8192 --kv-type f16 --json");
   REQUIRE(r.status == 0);
   for (const char* key : {"\"weights_gib\"", "\"kv_gib\"", "\"overhead_gib\"", "\"total_gib\"", "\"usable_gib\"",
-                          "\"fits\": true", "\"headroom_gib\"", "\"kv_gib_per_1k_tokens\"", "\"max_context_tokens\": 127229",
+                          "\"fits\": true", "\"headroom_gib\"", "\"kv_gib_per_1k_tokens\"", "\"calculator_max_context_tokens\": 127229",
                           "\"decode_tok_s\"", "\"resident_fraction\": 1"})
     CHECK_THAT(r.out, Catch::Contains(key));
   CHECK_THAT(r.out, Catch::Contains("\"total_gib\": 6.62"));
@@ -38,17 +38,17 @@ TEST_CASE("fit's KV growth line: per 1,024 tokens of context, and each sequence'
   const std::string base = "fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --context 8192";
   auto one = run_vramsim(base);
   REQUIRE(one.status == 0);
-  CHECK_THAT(one.out, Catch::Contains("KV cache     1.00 GiB   (0.1250 GiB per 1,024 tokens)\n"));
+  CHECK_THAT(one.out, Catch::Contains("KV cache     1.00 GiB            1.00 GiB            (0.1250 GiB per 1,024 tokens)\n"));
   // Four sequences: four windows of 8,192 tokens; the figure is their sum, and the line says so.
   auto four = run_vramsim(base + " --concurrency 4");
   REQUIRE(four.status == 0);
-  CHECK_THAT(four.out, Catch::Contains("KV cache     4.00 GiB   (0.5000 GiB per 1,024 tokens of context: 0.1250 in each of 4 sequences)\n"));
+  CHECK_THAT(four.out, Catch::Contains("KV cache     4.00 GiB            4.00 GiB            (0.5000 GiB per 1,024 tokens of context: 0.1250 in each of 4 sequences)\n"));
 }
 
 TEST_CASE("fit prints a readable table by default", "[cli]") {
   auto r = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --host ddr5-dual-channel");
   REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("fits         NO"));
+  CHECK_THAT(r.out, Catch::Contains("fits         calculator NO"));
   CHECK_THAT(r.out, Catch::Contains("to make it fit, cheapest first"));
   CHECK_THAT(r.out, Catch::Contains("--kv-type q8_0"));
   CHECK_THAT(r.out, Catch::Contains("resident"));
@@ -186,10 +186,21 @@ TEST_CASE("list names every catalogue kind, and run takes a catalogue scenario's
   CHECK(strip(all.out) == strip(plain.out));
 }
 
-// fit's keys are gpu.*, host.*, model.*; run's and plan's put gpu and host under hardware.
-TEST_CASE("a --set in the other command's spelling names the right one", "[cli][errors]") {
-  vramsim::test::check_usage_error("fit --model llama-3.1-8b --gpu rtx-4090 --set hardware.gpu.memory.capacity=48GiB",
-                                   "fit's keys have no hardware. prefix (gpu.*, host.*, model.*): --set gpu.memory.capacity=48GiB");
-  vramsim::test::check_usage_error("run --model llama-3.1-8b --gpu rtx-4090 --set gpu.memory.capacity=48GiB",
-                                   "a scenario's hardware keys are under hardware.: --set hardware.gpu.memory.capacity=48GiB");
+// One spelling of a --set path in fit, run and plan (hardware.gpu.*, hardware.host.*); fit's
+// old short forms (gpu.*, host.*) are aliases everywhere, and a message names the key as typed.
+TEST_CASE("fit and run take the same --set paths (hardware.gpu.*), gpu.* an alias", "[cli][set]") {
+  using vramsim::test::json_number;
+  const std::string fit = "fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json ";
+  const std::string canonical = vramsim::test::run_ok(fit + "--set hardware.gpu.memory.capacity=48GiB");
+  CHECK(vramsim::test::run_ok(fit + "--set gpu.memory.capacity=48GiB") == canonical);
+  CHECK(json_number(canonical, "usable_gib") == Approx(48 * 0.93));
+  const std::string run = "run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json ";
+  const std::string run_canonical = vramsim::test::run_ok(run + "--set hardware.gpu.memory.bandwidth=2TB/s");
+  CHECK(json_number(vramsim::test::run_ok(run + "--set gpu.memory.bandwidth=2TB/s"), "p50", "decode_tok_s") ==
+        json_number(run_canonical, "p50", "decode_tok_s"));
+  CHECK(json_number(run_canonical, "p50", "decode_tok_s") >
+        json_number(vramsim::test::run_ok(run), "p50", "decode_tok_s"));
+  // An alias's message names it as typed.
+  vramsim::test::check_usage_error("fit --model llama-3.1-8b --gpu rtx-4090 --set gpu.memory.capacity=[1",
+                                   "--set gpu.memory.capacity=[1");
 }

@@ -1,5 +1,6 @@
 #include "workloads/fit.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -40,8 +41,8 @@ void validate(const FitQuery& q) {
                                 "host RAM to offload to (leave out --host)");
 }
 
-// Whether `f` (of `q`'s model, or of `model` when given) fits the query's cards: the total, and
-// with several cards each card's whole layers (the split `vramsim run` uses).
+// Whether `f` (of `model`) fits the query's cards by the calculator: the total, and with
+// several cards each card's whole layers (dealt by count in proportion to the cards' room).
 bool fits_cards(const FitQuery& q, const ModelSpec& model, const Footprint& f, double usable) {
   if (f.total > usable) return false;
   if (q.gpus == 1) return true;
@@ -51,39 +52,116 @@ bool fits_cards(const FitQuery& q, const ModelSpec& model, const Footprint& f, d
   return true;
 }
 
-Suggestion evaluate(std::string kind, std::string change, const FitQuery& q, const BudgetRequest& r, double usable) {
+// One question's two accountings and the verdict of the one that decides.
+struct Judged {
+  Footprint footprint;
+  bool calculator_fits = false;
+  std::optional<EngineAccount> engine;
+  bool fits = false;
+};
+
+struct Judge {
+  const FitQuery& q;
+  const EngineAccounting& engine;
+  double usable;
+  bool by_engine;  // the query's own accounting came back: the engine decides every variant
+
+  Judged operator()(const ModelSpec& model, const BudgetRequest& r) const {
+    Judged j;
+    j.footprint = footprint(model, r);
+    j.calculator_fits = fits_cards(q, model, j.footprint, usable);
+    if (by_engine) j.engine = engine(model, r);
+    j.fits = j.engine ? j.engine->fits() : j.calculator_fits;
+    return j;
+  }
+  // The largest context (<= the model's maximum) that fits, or 0; the need grows with context.
+  template <typename Fits>
+  static std::int64_t largest_context(const ModelSpec& model, BudgetRequest r, Fits fits) {
+    auto at = [&](std::int64_t ctx) {
+      r.context_tokens = ctx;
+      return fits(r);
+    };
+    if (!at(1)) return 0;
+    if (at(model.max_context)) return model.max_context;
+    std::int64_t lo = 1, hi = model.max_context;  // at(lo), !at(hi)
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (at(mid) ? lo : hi) = mid;
+    }
+    return lo;
+  }
+};
+
+Suggestion evaluate(std::string kind, std::string change, const FitQuery& q, const ModelSpec& model, const BudgetRequest& r,
+                    const Judge& judge) {
   Suggestion s;
   s.kind = std::move(kind);
   s.change = std::move(change);
-  s.footprint = footprint(q.model, r);
-  s.fits = fits_cards(q, q.model, s.footprint, usable);
-  s.decode_tok_s = s.fits ? decode_tokens_per_second(q.model, r, q.gpu, q.gpus) : 0.0;
+  Judged j = judge(model, r);
+  s.footprint = j.footprint;
+  s.engine = std::move(j.engine);
+  s.fits = j.fits;
+  s.decode_tok_s = s.fits ? decode_tokens_per_second(model, r, q.gpu, q.gpus) : 0.0;
   return s;
 }
 
 }  // namespace
 
-FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std::vector<ModelSpec>& alternatives) {
+bool EngineAccount::fits() const {
+  for (const auto& c : cards)
+    if (!c.fits()) return false;
+  return true;
+}
+double EngineAccount::need() const {
+  double n = 0;
+  for (const auto& c : cards) n += c.need();
+  return n;
+}
+double EngineAccount::usable() const {
+  double u = 0;
+  for (const auto& c : cards) u += c.usable;
+  return u;
+}
+
+std::int64_t typed_context(std::int64_t tokens) {
+  if (tokens < 1) return tokens;
+  if (tokens >= 1024) return tokens / 1024 * 1024;
+  std::int64_t p = 1;
+  while (p * 2 <= tokens) p *= 2;
+  return p;
+}
+
+FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std::vector<ModelSpec>& alternatives,
+                      const EngineAccounting& engine) {
   validate(q);
   FitReport rep;
   rep.query = q;
   const BudgetRequest r = request_of(q);
-  rep.footprint = footprint(q.model, r);
   rep.usable_bytes = usable_bytes(q.gpu, q.gpus);
-  rep.fits = rep.footprint.total <= rep.usable_bytes;
+  if (engine) rep.engine = engine(q.model, r);
+  const Judge judge{q, engine, rep.usable_bytes, rep.engine.has_value()};
+  rep.decided_by = rep.engine ? "engine" : "calculator";
+  rep.footprint = footprint(q.model, r);
+  rep.calculator_fits = fits_cards(q, q.model, rep.footprint, rep.usable_bytes);
   if (q.gpus > 1) {
-    // Layers are whole: each card must hold its share (the same split `vramsim run` uses).
+    // Layers are whole: each card must hold its share.
     const std::vector<double> per_card(static_cast<std::size_t>(q.gpus), rep.usable_bytes / q.gpus);
     rep.cards = split_footprint(rep.footprint, q.model.layers, layers_by_capacity(q.model.layers, per_card), per_card);
-    for (const auto& c : rep.cards) rep.fits = rep.fits && c.fits();
   }
-  rep.headroom_bytes = rep.usable_bytes - rep.footprint.total;
+  rep.fits = rep.engine ? rep.engine->fits() : rep.calculator_fits;
+  rep.headroom_bytes = rep.engine ? rep.engine->usable() - rep.engine->need() : rep.usable_bytes - rep.footprint.total;
   rep.kv_bytes_per_1k_tokens = rep.footprint.kv / static_cast<double>(q.context_tokens) * 1024.0;
-  rep.max_context_tokens =
-      max_context_that_fits(q.model, r, [&](const Footprint& f) { return fits_cards(q, q.model, f, rep.usable_bytes); });
+  rep.calculator_max_context_tokens = Judge::largest_context(q.model, r, [&](const BudgetRequest& x) {
+    return fits_cards(q, q.model, footprint(q.model, x), rep.usable_bytes);
+  });
+  rep.max_context_tokens = rep.engine ? Judge::largest_context(q.model, r, [&](const BudgetRequest& x) {
+    return judge(q.model, x).fits;
+  })
+                                      : rep.calculator_max_context_tokens;
   BudgetRequest one_token = r;
   one_token.context_tokens = 1;
-  rep.fits_without_context = footprint(q.model, one_token).total <= rep.usable_bytes;
+  rep.fits_without_context = rep.engine ? judge(q.model, one_token).fits
+                                        : footprint(q.model, one_token).total <= rep.usable_bytes;
   rep.bytes_per_token = bytes_read_per_token(q.model, r);
   rep.decode_efficiency = decode_efficiency(q.gpus);
   rep.gpu_decode_tok_s = decode_tokens_per_second(q.model, r, q.gpu, q.gpus);
@@ -98,6 +176,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     rep.decode_tok_s = rep.gpu_decode_tok_s;
     return rep;
   }
+  if (rep.engine) rep.resident_fraction = std::min(rep.resident_fraction, rep.engine->usable() / rep.engine->need());
   // Offloaded: the share the cards actually hold (whole layers per card) runs from VRAM, the
   // rest (its weights, KV and overhead) from the host's RAM, which must hold it (as `vramsim run`
   // counts the CPU layers' bytes against hardware.host's memory).
@@ -107,12 +186,12 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
       rep.decode_tok_s = offload_decode_tok_s(q.model, r, q.gpu, q.gpus, q.host->memory_bandwidth, rep.resident_fraction);
   }
 
-  // 1. A shorter context.
+  // 1. A shorter context, as a user types it (a multiple of 1,024, or a power of two below).
   if (rep.max_context_tokens > 0) {
     BudgetRequest shorter = r;
-    shorter.context_tokens = rep.max_context_tokens;
+    shorter.context_tokens = typed_context(rep.max_context_tokens);
     rep.suggestions.push_back(
-        evaluate("context", "--context " + std::to_string(rep.max_context_tokens), q, shorter, rep.usable_bytes));
+        evaluate("context", "--context " + std::to_string(shorter.context_tokens), q, q.model, shorter, judge));
   }
   // 2. An 8-bit KV cache.
   if (const KvType* q8 = formats.kv("q8_0");
@@ -129,7 +208,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     }
     // Only a KV cache that shrinks is worth suggesting: an MLA model's latent cache is stored
     // in the K type alone, so --kv-type-v changes nothing there.
-    if (Suggestion kv = evaluate("kv_cache", change, q, smaller_kv, rep.usable_bytes); kv.footprint.kv < rep.footprint.kv)
+    if (Suggestion kv = evaluate("kv_cache", change, q, q.model, smaller_kv, judge); kv.footprint.kv < rep.footprint.kv)
       rep.suggestions.push_back(std::move(kv));
   }
   // 3. One quantisation level lower.
@@ -137,15 +216,14 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     if (auto lower = formats.one_level_lower(q.quant.name)) {
       BudgetRequest smaller_w = r;
       smaller_w.bits_per_weight = formats.weight(*lower)->bits_per_weight;
-      rep.suggestions.push_back(evaluate("quant", "--quant " + *lower, q, smaller_w, rep.usable_bytes));
+      rep.suggestions.push_back(evaluate("quant", "--quant " + *lower, q, q.model, smaller_w, judge));
     }
   }
-  // 4. The largest smaller catalogue model that fits with the same settings.
+  // 4. The largest smaller catalogue model that fits with the same settings: of the same lineage
+  // (Llama for a Llama) when one fits, else of any.
   double best_params = 0;
   for (const auto& alt : alternatives) {
     if (alt.params_total >= q.model.params_total || alt.name == q.model.name) continue;
-    FitQuery aq = q;
-    aq.model = alt;
     BudgetRequest ar = r;
     ar.context_tokens = std::min(r.context_tokens, alt.max_context);
     // The options that change: the model, the context when capped at the model's window, and
@@ -154,13 +232,16 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     if (ar.context_tokens < r.context_tokens) change += " --context " + std::to_string(ar.context_tokens);
     if (!native_only_refusal(q.quant, alt.name, alt.native_format).empty()) continue;
     if (upper(q.quant.name) != upper(alt.native_format)) change += " --quant " + q.quant.name;
-    Suggestion s = evaluate("smaller_model", change, aq, ar, rep.usable_bytes);
+    const bool same = alt.lineage == q.model.lineage;
+    const bool best_same = rep.smaller_model && rep.smaller_model->same_lineage;
+    if (best_same && !same) continue;                                   // a same-lineage one is found: others never win
+    if (rep.smaller_model && same == best_same && alt.params_total <= best_params) continue;
+    Suggestion s = evaluate("smaller_model", change, q, alt, ar, judge);
     if (!s.fits) continue;
     s.moe = alt.moe.has_value();
-    if (alt.params_total > best_params) {
-      best_params = alt.params_total;
-      rep.smaller_model = s;
-    }
+    s.same_lineage = same;
+    best_params = alt.params_total;
+    rep.smaller_model = s;
   }
   if (rep.smaller_model && rep.decode_tok_s) rep.smaller_model_faster = rep.smaller_model->decode_tok_s > *rep.decode_tok_s;
   return rep;

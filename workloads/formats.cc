@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "core/config_reader.h"
 
@@ -24,6 +25,17 @@ std::string lower(std::string s) {
 std::string native_only_refusal(const WeightFormat& format, const std::string& model, const std::string& native) {
   if (!format.native_only || upper(format.name) == upper(native)) return {};
   return format.name + " is offered only for models released in it; " + model + " was released in " + native;
+}
+
+std::string requantized_native_warning(const WeightFormat& format, const std::string& model, const WeightFormat& native) {
+  if (!native.native_only || upper(format.name) == upper(native.name)) return {};
+  char bits[64];
+  std::snprintf(bits, sizeof bits, " (%.2f bits/weight)", native.bits_per_weight);
+  char asked[64];
+  std::snprintf(asked, sizeof asked, " (%.2f bits/weight)", format.bits_per_weight);
+  return model + " was released in " + native.name + bits + ": its experts sized as " + format.name + asked +
+         " describe a re-quantized file, not the released checkpoint, and cannot recover what " + native.name +
+         " dropped (leave out --quant, or give " + native.name + ", for the released weights)";
 }
 
 FormatTables FormatTables::load(const config::Catalogue& catalogue) {

@@ -30,6 +30,11 @@ std::string upper(std::string s);
 // Every command (fit, run, plan, scenarios) applies it.
 std::string native_only_refusal(const WeightFormat& format, const std::string& model, const std::string& native);
 
+// A warning for weights sized in `format` on a model released in a native low-bit format
+// (`native`, a native-only one such as MXFP4, e.g. gpt-oss with --quant Q4_K_M): its experts
+// are then sized in `format`, which describes a re-quantized file, not the released checkpoint. Empty when `format` is `native` or `native` is not native-only.
+std::string requantized_native_warning(const WeightFormat& format, const std::string& model, const WeightFormat& native);
+
 class FormatTables;
 
 // Refuses (ConfigError at `model`'s native_format key) a model whose native weights format is

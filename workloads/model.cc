@@ -138,6 +138,8 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
   m.tied_embeddings = r.boolean("tied_embeddings", false);
   m.max_context = r.integer("max_context", 1, model_limits::kContext);
   m.native_format = r.string("native_format");
+  m.lineage = r.optional_string("lineage").value_or(m.name);
+  m.mtp_head = r.boolean("mtp_head", false);
   m.attention = decode_attention(r.map("attention"), m.layers);
   if (family == "moe") {
     if (!r.has("moe")) fail(node, key_path, "family: moe needs a \"moe\" section (experts, experts_per_token, ...)");

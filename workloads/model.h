@@ -67,6 +67,12 @@ struct ModelSpec {
   bool tied_embeddings = false;
   std::int64_t max_context = 0;  // tokens
   std::string native_format;     // a weights format name
+  // The release line the model belongs to (`lineage: llama`, `qwen3`, `deepseek`; the file's
+  // name when absent): `fit` suggests a smaller model of the same lineage first.
+  std::string lineage;
+  // The checkpoint carries a multi-token-prediction head (DeepSeek-V3's nextn layer): MTP
+  // speculative decoding (engine.speculative.kind: mtp) needs one and is refused without it.
+  bool mtp_head = false;
   Attention attention;
   std::optional<MoeSpec> moe;
 
