@@ -114,6 +114,11 @@ class Scanner {
                    std::string(what_) + ": " + message + ", got \"" + std::string(s_.substr(pos_, shown)) + "\"");
   }
   std::size_t column() const { return pos_ + 1; }  // 1-based, of the next character
+  // The rest of the line past any blanks, at most `limit` characters (for a message).
+  std::string rest(std::size_t limit) {
+    skip_blanks();
+    return std::string(s_.substr(std::min(pos_, s_.size()), limit));
+  }
   std::size_t next_column() {                       // the same, past any blanks
     skip_blanks();
     return column();
@@ -180,6 +185,13 @@ LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
   if (sc.try_lit(", drafts accepted")) {
     Scanner probe = sc;
     if (probe.try_lit("...")) return r;
+    // The published form is "A/D" (two whole numbers); another one (a percentage, say) is an
+    // optional figure this reader does not know: left out of the record and reported.
+    Scanner form = sc;
+    if (!form.try_number() || !form.try_lit("/") || !form.try_number()) {
+      r.unread_drafts = sc.rest(40);
+      return r;
+    }
     r.accepted = sc.integer();
     sc.lit("/");
     r.drafted = sc.integer();
@@ -342,6 +354,9 @@ ParsedLog parse_log(std::istream& in, const std::string& file, const LogOptions&
         r.eval_counts_first_token = eval.tokens;
       }
       finish_record(r, options);
+      if (!r.unread_drafts.empty())
+        out.unread.push_back({r.line, "drafts accepted written as \"" + r.unread_drafts +
+                                          "\", not A/D: left out (no draft figures for this request)"});
       if (r.steps <= 0)
         out.skipped.push_back({r.line, "request with no decode step (" + std::to_string(r.gen_tokens) +
                                            " tokens generated): left out of every statistic"});

@@ -40,6 +40,9 @@ struct LogRecord {
   bool eval_counts_first_token = false;
   double decode_tok_s = 0;          // gen_tokens / decode_s
   std::optional<std::int64_t> accepted, drafted;  // MTP drafts, when the line gives them
+  // The optional draft field written in a form the reader does not know (not "A/D" nor "..."):
+  // its text, quoted; the record then has no draft figures (ParsedLog::unread).
+  std::string unread_drafts;
   double steps = 0;                 // decode steps (see LogOptions)
   double step_s = 0;                // decode_s / steps
   bool has_cache = false;           // a strata cache line was paired (the rest below is set)
@@ -62,6 +65,9 @@ struct ParsedLog {
   // Requests left out of every statistic: no decode step (a single token, the prefill's, or
   // none), so no decode rate or step time to give.
   std::vector<UnpairedLine> skipped;
+  // Optional fields in a form the reader does not know, left out of their records (each named
+  // with its line), never a reason to refuse the log.
+  std::vector<UnpairedLine> unread;
   std::size_t lines = 0;
 };
 

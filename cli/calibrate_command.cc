@@ -237,6 +237,10 @@ int calibrate_command(const std::vector<std::string>& argv) {
         (log.unpaired.empty() ? std::string() : " (first: " + log.unpaired.front().kind + ")")});
   }
 
+  if (!log.unread.empty())
+    std::cerr << "vramsim calibrate: warning: " << file << ":" << log.unread.front().line << ": " << config::printable(log.unread.front().kind)
+              << (log.unread.size() > 1 ? " (and " + std::to_string(log.unread.size() - 1) + " more lines like it)" : std::string())
+              << "\n";
   const calibrate::StepFit miss_fit = calibrate::fit_step_time(log.records, "misses", max_x);
   const calibrate::StepFit pcie_fit = calibrate::fit_step_time(log.records, "pcie_reads", max_x);
   if (auto path = args.get("--records-out")) write_records(*path, log.records, miss_fit, max_x);

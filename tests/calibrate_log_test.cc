@@ -439,3 +439,24 @@ TEST_CASE("calibrate log: a time too short for its count is refused at its colum
   REQUIRE(zero.records.size() == 1);
   CHECK(zero.records[0].decode_tok_s == 0);
 }
+
+// Issue 25: an optional field the published format elides must not make a log unreadable.
+TEST_CASE("calibrate log: a draft figure in another form than A/D is left out and reported, not refused", "[calibrate][log]") {
+  const std::string cache =
+      "strata serve: decode expert cache hit rate: 87.0% (121045 hits / 139200 lookups); 515 more read by the GPU over PCIe or from another GPU (0.56% of all 92160 routed)\n";
+  const std::string text =
+      "strata serve: prompt 26 tokens = 0 reused + 26 read in 40 ms, 192 generated in 1413 ms (135.9 tok/s), drafts accepted 58.2%\n" +
+      cache;
+  const auto log = parse_text(text);
+  REQUIRE(log.records.size() == 1);
+  const auto& r = log.records.front();
+  CHECK_FALSE(r.accepted);
+  CHECK_FALSE(r.drafted);
+  CHECK(r.steps == 191);  // no draft figures: one token a step (LogOptions::tokens_per_step)
+  REQUIRE(log.unread.size() == 1);
+  CHECK(log.unread.front().line == 1);
+  CHECK_THAT(log.unread.front().kind, Catch::Contains("drafts accepted written as \"58.2%\", not A/D"));
+  // The A/D form and the elided form are still read as before.
+  CHECK(parse_text("strata serve: prompt 26 tokens = 0 reused + 26 read in 40 ms, 192 generated in 1413 ms (135.9 tok/s), "
+                   "drafts accepted 135/232\n" + cache).unread.empty());
+}
