@@ -88,10 +88,16 @@ std::string gnuplot_script(const Chart& c) {
       }
       s += "EOD\n";
       const std::string lt = "lt " + std::to_string(k + 1);
+      // Each series its own marker (filled circle, square, triangles, diamond, pentagon) and,
+      // for scattered points, a size one step smaller than the series before it: points of two
+      // series at one place stay both visible.
+      static constexpr int kPointTypes[] = {7, 5, 9, 11, 13, 15};
+      const std::string pt = " pt " + std::to_string(kPointTypes[k % std::size(kPointTypes)]);
+      const std::string point_size = num(std::max(0.8, 1.6 - 0.2 * static_cast<double>(k)));
       if (k) plot += ", ";
       if (band) plot += block + " using 1:2:3:4 with yerrorbars " + lt + " notitle, ";
-      plot += block + (c.kind == Chart::Kind::Points ? " using 1:2 with points " + lt + " pt 7 ps 1.2 title "
-                                                     : " using 1:2 with linespoints " + lt + " lw 2 pt 7 ps 0.8 title ") +
+      plot += block + (c.kind == Chart::Kind::Points ? " using 1:2 with points " + lt + pt + " ps " + point_size + " title "
+                                                     : " using 1:2 with linespoints " + lt + " lw 2" + pt + " ps 0.8 title ") +
               quoted(ser.name);
     }
     s += plot + "\n";

@@ -209,7 +209,7 @@ class Builder {
     Chart c;
     c.kind = Chart::Kind::Points;  // configurations, not a path: a line would join unrelated points
     c.title = v.title;
-    c.xlabel = "PCIe overflow (share of expert reads, p50)";
+    c.xlabel = "PCIe overflow (% of expert reads, p50)";
     c.ylabel = "decode tok/s (p50)";
     std::map<std::string, std::size_t> index;
     for (const auto& r : rows_) {
@@ -219,7 +219,7 @@ class Builder {
       if (fresh) c.series.push_back({name, {}, {}, {}, {}});
       auto& s = c.series[it->second];
       // Each series sorted by overflow, left to right.
-      const double x = r.metric("pcie_overflow.p50");
+      const double x = 100 * r.metric("pcie_overflow.p50");  // a percentage, as the table's column
       std::size_t at = 0;
       while (at < s.x.size() && s.x[at] <= x) ++at;
       s.x.insert(s.x.begin() + static_cast<std::ptrdiff_t>(at), x);

@@ -772,3 +772,14 @@ TEST_CASE("charts: every point at one x keeps a non-negative axis non-negative",
   c.series.front().x = {0.0, 0.5};
   CHECK_THAT(vramsim::reports::gnuplot_script(c), !Catch::Contains("set xrange"));
 }
+
+// Issue 25: series of a chart must be told apart, also where their points coincide.
+TEST_CASE("charts: each series has its own marker, scattered points a smaller one than the series before", "[sweep][report]") {
+  vramsim::reports::Chart c;
+  c.kind = vramsim::reports::Chart::Kind::Points;
+  c.series.push_back({"gen3", {10.0}, {100.0}, {}, {}});
+  c.series.push_back({"gen5", {10.0}, {100.0}, {}, {}});
+  const std::string script = vramsim::reports::gnuplot_script(c);
+  CHECK_THAT(script, Catch::Contains("with points lt 1 pt 7 ps 1.6 title 'gen3'"));
+  CHECK_THAT(script, Catch::Contains("with points lt 2 pt 5 ps 1.4 title 'gen5'"));
+}
