@@ -113,7 +113,10 @@ Result<std::unique_ptr<AtomicFile>> AtomicFile::open(const std::string& path) {
   const fs::path parent = fs::path(target).parent_path();
   const std::string name = fs::path(target).filename().string();
   // mkostemp: O_CREAT | O_EXCL with six random characters, mode 0600 until commit.
-  std::string temp = ((parent.empty() ? fs::path(".") : parent) / ("." + name.substr(0, 200) + ".vramsim-XXXXXX")).string();
+  std::string leaf = ".";  // appended, not "." + ...: GCC 12's -O3 warns falsely (-Wrestrict) on that form
+  leaf += name.substr(0, 200);
+  leaf += ".vramsim-XXXXXX";
+  std::string temp = ((parent.empty() ? fs::path(".") : parent) / leaf).string();
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return Error{cannot_write(path, errno)};
   return std::unique_ptr<AtomicFile>(new AtomicFile(path, target, temp, fd));
