@@ -10,7 +10,6 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace vramsim::config {
 
@@ -139,71 +138,207 @@ std::string Node::describe() const {
   return "?";
 }
 
-// Converts yaml-cpp nodes (0-based marks) into Nodes (1-based origins).
-class TreeBuilder {
+// A mapping's keys so far, for the duplicate check, at a constant cost a key: a mapping of up
+// to kScanned keys is scanned (every real configuration's), a larger one is indexed by an
+// open-addressing table of the keys' hashes and positions (load at most 1/2). A node-based
+// hash set cost 1 us a key of a 1,000,000-key mapping in cache misses and allocations, half
+// again the parse; a scan per key made the load quadratic (85 s for 160,000 keys).
+class KeyIndex {
  public:
-  explicit TreeBuilder(std::string source) : source_(std::move(source)) {}
-
-  // Bounds on what aliases can expand to: an alias inside its own anchor (`a: &x [*x]`) is a
-  // cycle, and nested aliases multiply ("billion laughs"). No configuration comes near either.
-  static constexpr int kMaxDepth = kMaxNesting;
-  static constexpr std::size_t kMaxValues = 1'000'000;
-
-  Node build(const YAML::Node& y, int depth = 0) {
-    if (depth > kMaxDepth)
-      throw Failure{to_string(origin(y.Mark())) + ": error: nested more than " + std::to_string(kMaxDepth) +
-                    " levels deep (an alias inside its own anchor?); no configuration needs more than a few"};
-    if (++values_ > kMaxValues)
-      throw Failure{to_string(origin(y.Mark())) + ": error: more than " + std::to_string(kMaxValues) +
-                    " values once its aliases are expanded"};
-    Node n;
-    n.origin_ = origin(y.Mark());
-    switch (y.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        n.kind_ = Node::Kind::Null;
-        break;
-      case YAML::NodeType::Scalar:
-        n.kind_ = Node::Kind::Scalar;
-        n.text_ = y.Scalar();
-        n.quoted_ = y.Tag() == "!";  // yaml-cpp's non-specific tag of a quoted (non-plain) scalar
-        break;
-      case YAML::NodeType::Sequence:
-        n.kind_ = Node::Kind::Sequence;
-        for (const auto& item : y) n.items_.push_back(build(item, depth + 1));
-        break;
-      case YAML::NodeType::Map: {
-        n.kind_ = Node::Kind::Map;
-        // The keys seen so far, hashed: one look-up per key (a scan per key made a mapping of
-        // n keys cost n^2 / 2 comparisons: minutes for 160,000 keys).
-        std::unordered_set<std::string> seen;
-        seen.reserve(y.size());
-        for (const auto& kv : y) {
-          if (!kv.first.IsScalar())
-            throw Failure{to_string(origin(kv.first.Mark())) + ": error: keys must be plain names"};
-          std::string key = kv.first.Scalar();
-          if (!seen.insert(key).second)
-            throw Failure{to_string(origin(kv.first.Mark())) + ": error: duplicate key \"" + key + "\""};
-          n.key_origins_.emplace_back(key, origin(kv.first.Mark()));
-          n.entries_.emplace_back(std::move(key), build(kv.second, depth + 1));
-        }
-        break;
-      }
+  // Whether `key` is among `entries`' keys; when it is not, it is remembered as the key of
+  // entries[entries.size()], the entry about to be added.
+  bool repeats(const std::vector<Node::Entry>& entries, std::string_view key) {
+    const std::size_t next = entries.size();
+    if (next < kScanned) {
+      for (const auto& entry : entries)
+        if (entry.first == key) return true;
+      return false;
     }
-    return n;
+    if (slots_.empty()) {
+      slots_.assign(4 * kScanned, Slot{});
+      for (std::size_t i = 0; i < next; ++i) place(hash(entries[i].first), i);
+    } else if (2 * (next + 1) > slots_.size()) {
+      std::vector<Slot> old(2 * slots_.size(), Slot{});
+      old.swap(slots_);
+      for (const Slot& slot : old)
+        if (slot.position != 0) place(slot.hash, slot.position - 1);
+    }
+    const std::size_t h = hash(key);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask; slots_[i].position != 0; i = (i + 1) & mask)
+      if (slots_[i].hash == h && entries[slots_[i].position - 1].first == key) return true;
+    place(h, next);
+    return false;
   }
+
+ private:
+  static constexpr std::size_t kScanned = 16;
+  struct Slot {
+    std::size_t hash = 0;
+    std::size_t position = 0;  // the entry's index + 1; 0: an empty slot
+  };
+  static std::size_t hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+  void place(std::size_t h, std::size_t index) {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = h & mask;
+    while (slots_[i].position != 0) i = (i + 1) & mask;
+    slots_[i] = Slot{h, index + 1};
+  }
+  std::vector<Slot> slots_;  // a power of two in size
+};
+
+// Builds Nodes straight from the YAML parser's events (0-based marks become 1-based origins),
+// with no yaml-cpp node tree in between: that tree cost as much again as the parse and held
+// ~1 KiB a key. Contract: the same tree, marks and errors as yaml-cpp's own document would
+// give, with these bounds: nesting deeper than kMaxNesting, an alias inside its own anchor
+// (a cycle), and aliases that expand to more than kMaxAliasValues values in all ("billion
+// laughs") are errors at the offending position. Values written out in the file are bounded
+// by the input's size (kMaxInputBytes), not counted.
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  static constexpr std::size_t kMaxAliasValues = 1'000'000;
 
   struct Failure {
     std::string message;
   };
 
+  explicit TreeBuilder(std::string source) : source_(std::move(source)) {}
+
+  // The document's root; a Null without position when the text held no document.
+  Node take_root() {
+    if (root_) return std::move(*root_);
+    Node none;
+    none.origin_ = Origin{source_, 0, 0};
+    return none;
+  }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Node n;
+    n.origin_ = origin(mark);
+    complete(std::move(n), 1, 0, anchor, mark);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    Node n = Node::scalar(value, origin(mark));
+    n.quoted_ = tag == "!";  // yaml-cpp's non-specific tag of a quoted (non-plain) scalar
+    complete(std::move(n), 1, 0, anchor, mark);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const auto it = anchors_.find(anchor);
+    if (it == anchors_.end())
+      throw Failure{to_string(origin(mark)) + ": error: an alias inside its own anchor (a cycle): the anchor's value "
+                                              "must be complete before an alias names it"};
+    const Anchored& target = it->second;
+    alias_values_ += target.values;
+    if (alias_values_ > kMaxAliasValues)
+      throw Failure{to_string(origin(mark)) + ": error: more than " + std::to_string(kMaxAliasValues) +
+                    " values once its aliases are expanded"};
+    check_depth(stack_.size() + target.height, mark);
+    complete(Node(target.node), target.values, target.height, 0, mark);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(Node::Kind::Sequence, mark, anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(Node::Kind::Map, mark, anchor);
+  }
+  void OnMapEnd() override { close(); }
+
  private:
+  // A mapping or list being read: its node, its anchor, and for a mapping the key read last
+  // (a value is awaited) and the index of its keys so far.
+  struct Frame {
+    Node node;
+    YAML::anchor_t anchor = 0;
+    YAML::Mark mark;
+    std::size_t values = 1;  // this node and everything below it
+    std::size_t height = 0;  // levels below it
+    std::optional<std::pair<std::string, Origin>> key;
+    KeyIndex keys;
+  };
+  // A completed anchored value, for its aliases: a copy, its size and its height.
+  struct Anchored {
+    Node node;
+    std::size_t values = 1;
+    std::size_t height = 0;
+  };
+
+  void check_depth(std::size_t depth, const YAML::Mark& mark) const {
+    if (depth > static_cast<std::size_t>(kMaxNesting))
+      throw Failure{to_string(origin(mark)) + ": error: nested more than " + std::to_string(kMaxNesting) +
+                    " levels deep (no configuration needs more than a few)"};
+  }
+
+  void open(Node::Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor) {
+    check_depth(stack_.size() + 1, mark);
+    if (!stack_.empty()) expect_not_key(stack_.back(), mark);
+    Frame frame;
+    frame.node.kind_ = kind;
+    frame.node.origin_ = origin(mark);
+    frame.anchor = anchor;
+    frame.mark = mark;
+    stack_.push_back(std::move(frame));
+  }
+
+  void close() {
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    complete(std::move(frame.node), frame.values, frame.height, frame.anchor, frame.mark);
+  }
+
+  // A mapping's key must be a plain name: a mapping, a list or nothing as a key is refused.
+  void expect_not_key(const Frame& parent, const YAML::Mark& mark) const {
+    if (parent.node.kind_ == Node::Kind::Map && !parent.key)
+      throw Failure{to_string(origin(mark)) + ": error: keys must be plain names"};
+  }
+
+  // A value read whole: recorded for its anchor, then given to the mapping or list that holds
+  // it (as a key or as a value), or made the root.
+  void complete(Node n, std::size_t values, std::size_t height, YAML::anchor_t anchor, const YAML::Mark& mark) {
+    if (anchor != 0) anchors_.insert_or_assign(anchor, Anchored{n, values, height});
+    if (stack_.empty()) {
+      root_ = std::move(n);
+      return;
+    }
+    Frame& parent = stack_.back();
+    parent.values += values;
+    parent.height = std::max(parent.height, height + 1);
+    if (parent.node.kind_ == Node::Kind::Sequence) {
+      parent.node.items_.push_back(std::move(n));
+      return;
+    }
+    if (!parent.key) {
+      if (!n.is_scalar()) throw Failure{to_string(origin(mark)) + ": error: keys must be plain names"};
+      if (parent.keys.repeats(parent.node.entries_, n.text_))
+        throw Failure{to_string(origin(mark)) + ": error: duplicate key \"" + n.text_ + "\""};
+      parent.key.emplace(std::move(n.text_), std::move(n.origin_));
+      return;
+    }
+    parent.node.key_origins_.emplace_back(parent.key->first, std::move(parent.key->second));
+    parent.node.entries_.emplace_back(std::move(parent.key->first), std::move(n));
+    parent.key.reset();
+  }
+
   Origin origin(const YAML::Mark& m) const {
     if (m.is_null()) return Origin{source_, 0, 0};
     return Origin{source_, m.line + 1, m.column + 1};
   }
+
   std::string source_;
-  std::size_t values_ = 0;
+  std::vector<Frame> stack_;
+  std::unordered_map<YAML::anchor_t, Anchored> anchors_;
+  std::size_t alias_values_ = 0;
+  std::optional<Node> root_;
 };
 
 namespace {
@@ -229,16 +364,15 @@ class DocumentProbe : public YAML::EventHandler {
   bool content = false;
 };
 
-// Where the text's second document starts, when it has one with content. The parser is asked
-// for two documents at most (YAML::LoadAll loops without end on some malformed input).
-std::optional<YAML::Mark> second_document(std::string_view text) {
+// Where the text's second document starts, when it has one with content: the parser, past the
+// first document, is asked for one more (never looped to the end: some malformed input makes
+// yaml-cpp's document loop run without end).
+std::optional<YAML::Mark> second_document(YAML::Parser& parser, std::string_view text) {
   // A second document follows a marker line (`---`, or `...` closing the first): text with
-  // neither, nearly every file and every --set value, is not parsed again.
+  // neither, nearly every file and every --set value, is not asked again.
   if (text.find("---") == std::string_view::npos && text.find("...") == std::string_view::npos) return std::nullopt;
-  std::istringstream in{std::string(text)};
-  YAML::Parser parser(in);
-  DocumentProbe first, second;
-  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.content) return std::nullopt;
+  DocumentProbe second;
+  if (!parser.HandleNextDocument(second) || !second.content) return std::nullopt;
   return second.start;
 }
 
@@ -246,14 +380,16 @@ std::optional<YAML::Mark> second_document(std::string_view text) {
 
 Result<Node> parse_yaml(std::string_view text, const std::string& source) {
   try {
-    const YAML::Node doc = YAML::Load(std::string(text));
-    // A file is one document: a second one (after a `---` line) would be ignored by Load.
-    if (const auto second = second_document(text)) {
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    TreeBuilder builder(source);
+    parser.HandleNextDocument(builder);
+    // A file is one document: a second one (after a `---` line) would be ignored.
+    if (const auto second = second_document(parser, text)) {
       const Origin where{source, second->line + 1, second->column + 1};
       return Error{to_string(where) + ": error: a second YAML document (after a `---` line): a configuration file holds one"};
     }
-    TreeBuilder builder(source);
-    return builder.build(doc);
+    return builder.take_root();
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own guard against a stack overflow: its message is only "bad file".
     Origin where{source, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};

@@ -63,7 +63,7 @@ TEST_CASE("deep merge keeps untouched keys and replaces scalars", "[config]") {
 TEST_CASE("a recursive alias or an exponential expansion is an error, not a crash", "[config][errors]") {
   auto cycle = parse_yaml("a: &x [*x]\n", "s.yaml");
   REQUIRE_FALSE(cycle);
-  CHECK_THAT(cycle.error().message, Catch::StartsWith("s.yaml:1:") && Catch::Contains("(an alias inside its own anchor?)"));
+  CHECK_THAT(cycle.error().message, Catch::StartsWith("s.yaml:1:") && Catch::Contains("an alias inside its own anchor (a cycle)"));
   std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int i = 1; i < 8; ++i) {
     laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
@@ -77,6 +77,50 @@ TEST_CASE("a recursive alias or an exponential expansion is an error, not a cras
   auto shared = parse_yaml("base: &b {x: 1}\nother: *b\n", "ok.yaml");
   REQUIRE(shared);
   CHECK(shared->find("other")->find("x")->text() == "1");
+}
+
+// The bound on values counts what aliases expand to, not what the file writes out (the file's
+// size bounds that): a list of more than 1,000,000 written values loads, and an alias whose
+// copy would nest deeper than the nesting bound is refused where the alias is.
+TEST_CASE("written values are bounded by the file's size, aliases by what they expand to", "[config][errors][large]") {
+  constexpr std::size_t kItems = 1'000'100;
+  std::string list = "l: [";
+  list.reserve(kItems * 2 + 8);
+  for (std::size_t i = 0; i < kItems; ++i) list += i ? ",0" : "0";
+  list += "]\n";
+  auto many = parse_yaml(list, "many.yaml");
+  REQUIRE(many);
+  CHECK(many->find("l")->items().size() == kItems);
+
+  std::string deep = "a: &d ";
+  for (int i = 0; i < 60; ++i) deep += "[";
+  for (int i = 0; i < 60; ++i) deep += "]";
+  deep += "\nb: [[[[[[*d]]]]]]\n";
+  auto nested = parse_yaml(deep, "deep.yaml");
+  REQUIRE_FALSE(nested);
+  CHECK_THAT(nested.error().message, Catch::StartsWith("deep.yaml:2:") && Catch::Contains("nested more than 64 levels deep"));
+}
+
+// The tree is built from the parser's events: anchors, aliases (as values and as keys),
+// quoting and positions come out as yaml-cpp's own document gives them.
+TEST_CASE("anchors, aliases, quoting and marks survive the event-built tree", "[config]") {
+  auto root = parse_yaml("k: &name gpu\n*name : 3\nq: \"32\"\nm: &m {a: [1, {b: 2}]}\nn: *m\n", "e.yaml");
+  REQUIRE(root);
+  CHECK(root->find("k")->text() == "gpu");
+  REQUIRE(root->find("gpu"));
+  CHECK(root->find("gpu")->text() == "3");
+  CHECK(root->find("q")->quoted());
+  CHECK_FALSE(root->find("k")->quoted());
+  CHECK(root->find("n")->find("a")->items().at(1).find("b")->text() == "2");
+  CHECK(to_string(root->find("m")->find("a")->items().at(1).find("b")->origin()) == "e.yaml:4:19");
+  CHECK(to_string(root->key_origin("q")) == "e.yaml:3:1");
+  auto empty = parse_yaml("", "empty.yaml");
+  REQUIRE(empty);
+  CHECK(empty->is_null());
+  CHECK(empty->origin().source == "empty.yaml");
+  auto bad_key = parse_yaml("? [1, 2]\n: x\n", "key.yaml");
+  REQUIRE_FALSE(bad_key);
+  CHECK_THAT(bad_key.error().message, Catch::Contains("keys must be plain names"));
 }
 
 // Loading a mapping was quadratic in its keys (a scan of the keys so far per key, for the
