@@ -1,5 +1,6 @@
 #include "core/json_value.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -247,5 +248,33 @@ std::string to_line(const Value& v) {
   write(w, v);
   return w.str();
 }
+
+Status check_strict(std::string_view text, const std::string& path) {
+  std::size_t skip = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a byte-order mark
+  auto parsed = parse(text.substr(skip));
+  if (parsed) return Ok{};
+  // "invalid JSON at byte N: expected X" -> FILE:LINE:COL: error: expected X (strict JSON)
+  const std::string& why = parsed.error().message;
+  const std::string marker = "at byte ";
+  const std::size_t at = why.find(marker);
+  std::size_t offset = 0, colon = std::string::npos;
+  if (at != std::string::npos) {
+    offset = std::strtoull(why.c_str() + at + marker.size(), nullptr, 10) + skip;
+    colon = why.find(": ", at);
+  }
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < std::min(offset, text.size()); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  const std::string expected = colon == std::string::npos ? why : why.substr(colon + 2);
+  return Error{path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: not strict JSON: " + expected +
+               (expected.find("a key") != std::string::npos ? " (a trailing comma?)" : "")};
+}
+
 
 }  // namespace vramsim::json

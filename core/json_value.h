@@ -69,4 +69,8 @@ void write(Writer& w, const Value& v);
 // `v` on one line, no spaces: the form of a JSON-lines record.
 std::string to_line(const Value& v);
 
+// Whether `text` (a leading byte-order mark allowed) is strict JSON: else an Error
+// "PATH:LINE:COL: error: not strict JSON: expected ..." at the first offending character.
+Status check_strict(std::string_view text, const std::string& path);
+
 }  // namespace vramsim::json

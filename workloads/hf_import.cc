@@ -452,36 +452,6 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   return ImportedModel{m, y.str(), notes};
 }
 
-// config.json is read through the YAML loader (for its line:col origins), which accepts what
-// JSON does not (a trailing comma, comments, unquoted words): the text must first parse as
-// strict JSON, else an error at its line and column.
-Status check_strict_json(std::string_view text, const std::string& path) {
-  std::size_t skip = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a byte-order mark
-  auto parsed = json::parse(text.substr(skip));
-  if (parsed) return Ok{};
-  // "invalid JSON at byte N: expected X" -> FILE:LINE:COL: error: expected X (strict JSON)
-  const std::string& why = parsed.error().message;
-  const std::string marker = "at byte ";
-  const std::size_t at = why.find(marker);
-  std::size_t offset = 0, colon = std::string::npos;
-  if (at != std::string::npos) {
-    offset = std::strtoull(why.c_str() + at + marker.size(), nullptr, 10) + skip;
-    colon = why.find(": ", at);
-  }
-  int line = 1, column = 1;
-  for (std::size_t i = 0; i < std::min(offset, text.size()); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  const std::string expected = colon == std::string::npos ? why : why.substr(colon + 2);
-  return Error{path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: not strict JSON: " + expected +
-               (expected.find("a key") != std::string::npos ? " (a trailing comma?)" : "")};
-}
-
 Error invalid_name(const std::string& name) {
   return Error{"invalid model name " + quoted(name) +
                ": a catalogue name is up to 100 of the characters a-z A-Z 0-9 . _ + -, not starting with a dot"};
@@ -503,7 +473,9 @@ Result<ImportedModel> import_hf_config(const std::string& path, const std::strin
 
 Result<ImportedModel> import_hf_config_text(std::string_view text, const std::string& path, const std::string& name) {
   if (!config::is_catalogue_name(name)) return invalid_name(name);
-  if (auto strict = check_strict_json(text, path); !strict) return strict.error();
+  // config.json is read through the YAML loader (for its line:col origins), which accepts what
+  // JSON does not (a trailing comma, comments, unquoted words): the text must first be strict JSON.
+  if (auto strict = json::check_strict(text, path); !strict) return strict.error();
   auto root = config::parse_yaml(text, path);
   if (!root) return root.error();
   auto imported = config::decode<ImportedModel>([&] { return build(*root, path, name); });
