@@ -13,17 +13,6 @@ using config::MapReader;
 using config::Node;
 using units::Dimension;
 
-namespace {
-
-// `expert_cache.policy`: a row of the policy table (cache_policy.h).
-const CachePolicyTraits& decode_cache_policy(MapReader& cache) {
-  const CachePolicyTraits* row = find_cache_policy(cache.string("policy"));
-  if (!row) cache.fail_at("policy", "expected one of " + cache_policy_names() + ", got " + cache.any("policy").describe());
-  return *row;
-}
-
-}  // namespace
-
 EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, const workloads::FormatTables& formats,
                           const workloads::ModelSpec& model, int cards) {
   // The engine section refines an engine preset (configs/engines/), expert-cache by default.
@@ -138,65 +127,11 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     };
     s.expert_format = format("experts");
     s.other_format = format("other");
-    // vLLM (a paged KV pool) serves a checkpoint as it is, or a 16-bit one quantized online to
-    // FP8 (--quantization fp8), every weight alike: the flags printed say no more. A GGUF format
-    // goes through its experimental GGUF loader, whose kernels nothing here measured.
-    if (e.has("kv_pool")) {
-      const std::string native = workloads::upper(model.native_format);
-      const std::string experts = workloads::upper(s.expert_format.name), other = workloads::upper(s.other_format.name);
-      const bool sixteen_bit = native == "BF16" || native == "F16";
-      auto served = [&](const std::string& f) { return f == native || (sixteen_bit && f == "FP8"); };
-      if (experts != other || !served(experts)) {
-        const bool experts_refused = !served(experts);
-        const char* key = experts_refused ? "experts" : "other";
-        const std::string& name = experts_refused ? experts : other;
-        const bool gguf = name.starts_with("Q") || name.starts_with("IQ");
-        w->fail_at(key, "vLLM is modelled serving the checkpoint as it is (" + model.native_format + ")" +
-                            (sixteen_bit ? " or quantized online to FP8 (--quantization fp8)" : std::string()) +
-                            ", every weight alike; not " + (experts == other ? name : "experts " + experts + " with other weights " + other) +
-                            (gguf ? ": a GGUF file runs through vLLM's experimental GGUF loader, which is not modelled "
-                                    "(--engine llama.cpp runs GGUF formats)"
-                                  : std::string()));
-      }
-    }
     w->finish();
   } else {
     s.expert_format = s.other_format = *formats.weight(model.native_format);
   }
-  if (auto cache = e.optional_map("expert_cache")) {
-    MapReader& c = *cache;
-    const Node& size = c.any("size");
-    // `auto`, a slot count, or a VRAM amount (a number with a unit, e.g. 8GiB).
-    const bool amount = size.is_scalar() && size.text().find_first_not_of("0123456789") != std::string::npos;
-    if (size.is_scalar() && size.text() == "auto") {
-      // the most slots the free VRAM holds (vram_plan.h)
-    } else if (amount)
-      s.cache_size_bytes = c.quantity("size", Dimension::Bytes, Lower::NonNegative);
-    else
-      s.cache_slots = c.integer("size", 0, std::int64_t{1} << 40);
-    s.misses_on_cpu = c.has("misses") && c.choice("misses", {"split", "cpu"}) == "cpu";
-    s.cache_reserve = c.quantity("reserve", Dimension::Bytes, Lower::NonNegative);
-    const CachePolicyTraits& policy = decode_cache_policy(c);
-    s.policy = policy.id;
-    const std::string name(policy.name);
-    s.dynamic_share = c.optional_number("dynamic_share", Lower::NonNegative).value_or(0.0);
-    if (s.dynamic_share > 1) c.fail_at("dynamic_share", "a share is at most 1");
-    const bool shared = policy.dynamic == DynamicSlots::Share;
-    if (shared && s.dynamic_share <= 0)
-      c.fail_at("policy", name + " needs `dynamic_share` (0 < share <= 1): the part of the slots managed by " +
-                              (policy.eviction == Eviction::LeastFrequent ? "LFU" : "LRU"));
-    if (!shared && s.dynamic_share > 0)
-      c.fail_at("dynamic_share", "only a policy with a dynamic part (profile-lru) has a dynamic share");
-    // An expert split deals a fixed hot set over the cards; a miss is read for the step and not
-    // admitted (no card's cache changes), so an adaptive policy would pay its copies for nothing.
-    if (s.split == Split::Expert && !policy.with_expert_split)
-      c.fail_at("policy", "an expert split deals the profile's hot set over the cards and does not admit misses: "
-                          "policy " + name + " is not modelled with split: expert (use profile)");
-    c.finish();
-  } else {
-    s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe
-    s.cache_slots = 0;
-  }
+  engines::family(s.family).decode(e, s, model, cards);
   // As llama.cpp's -ngl: a count above the model's layers (the customary 99) means every layer
   // and the LM head. llama.cpp counts the output layer as layer n_layer and offloads
   // min(-ngl, n_layer + 1) layers (src/llama-model.cpp, load_tensors). Builds since PR 18148
@@ -205,7 +140,7 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   // (their log then says "offloaded 32/33 layers to GPU").
   // An engine with an expert cache keeps every layer on the GPU: -ngl counts layers alone there.
   // It describes a llama.cpp build: an engine that keeps the head on the GPU has no such choice.
-  if ((s.expert_cache || e.has("kv_pool")) && e.has("ngl_output_first"))
+  if ((s.expert_cache || s.kv_pool) && e.has("ngl_output_first"))
     e.fail_at("ngl_output_first", "a llama.cpp build's -ngl convention; this engine keeps every layer and the LM head on "
                                   "the GPU(s)");
   s.ngl_output_first = e.boolean("ngl_output_first", true) && !s.expert_cache;
@@ -273,13 +208,14 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     }
     sp->finish();
   }
-  decode_batching(e, s, cards, model.layers);
+  if (s.scheduling == SlotScheduling::Batched && s.split == Split::Expert)
+    e.fail_at("slot_scheduling", "continuous batching over an expert split is not modelled (use serial or overlapped)");
   s.physics = decode_physics(e, model.moe.has_value(), s.expert_cache, !s.misses_on_cpu);
   s.numa_worker_groups = e.has("host_expert_numa") && e.choice("host_expert_numa", {"none", "per-socket"}) == "per-socket";
   if ((s.gpu_layers < model.layers || s.head_on_cpu || s.cpu_moe_layers > 0) && s.physics.cpu_bandwidth_efficiency <= 0)
     e.fail_at(s.gpu_layers < model.layers || s.head_on_cpu ? "gpu_layers" : "cpu_moe_layers",
               "CPU layers, an LM head or experts on the CPU need the engine's cpu_bandwidth_efficiency");
-  engines::family(s.family).check(e, s);
+  engines::family(s.family).check(e, s, model, cards);
   e.finish();
   return s;
 }

@@ -1,7 +1,7 @@
 // Decoding of a scenario's `engine:` section: the engine preset it refines (configs/engines/),
-// its placement (llama.cpp's -ngl, --n-cpu-moe, -ts), its expert cache, its batching and paged
-// KV pool, its speculative decoding, and its physics (EnginePhysics: efficiencies, fixed costs,
-// the expert path). Throws config::ConfigError at the offending key (file:line:col).
+// its family (sim/engines/, which decodes the family's own sections: an expert cache, a paged
+// KV pool), its placement (llama.cpp's -ngl, --n-cpu-moe, -ts), its speculative decoding, and
+// its physics (EnginePhysics: efficiencies, fixed costs, the expert path). Throws config::ConfigError at the offending key (file:line:col).
 #pragma once
 
 #include <string>
@@ -20,10 +20,6 @@ EngineSetup decode_engine(const config::Node& ref, const config::Catalogue& cata
 // The engine's physics (engine_physics.cc). `moe`: the model routes experts; `cache`: the
 // engine has an expert cache; `pcie_reads`: its misses may be read over PCIe.
 EnginePhysics decode_physics(config::MapReader& e, bool moe, bool cache, bool pcie_reads);
-
-// Continuous batching (slot_scheduling: batched) and the paged KV pool (kv_pool), and what they
-// do not combine with (engine_physics.cc). REQUIRES: the placement and the cache decoded in `s`.
-void decode_batching(config::MapReader& e, EngineSetup& s, int cards, int layers);
 
 // llama.cpp's flags for the scenario's placement, e.g. "-ngl 39", "-ngl 99 --n-cpu-moe 12".
 std::string describe_placement(const Scenario& s);

@@ -105,33 +105,4 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   return p;
 }
 
-// Continuous batching (slot_scheduling: batched) and the paged KV pool (kv_pool), and what
-// they do not combine with.
-void decode_batching(MapReader& e, EngineSetup& s, int cards, int layers) {
-  if (s.scheduling == SlotScheduling::Batched && s.split == Split::Expert)
-    e.fail_at("slot_scheduling", "continuous batching over an expert split is not modelled (use serial or overlapped)");
-  auto pool = e.optional_map("kv_pool");
-  if (!pool) return;
-  KvPool p;
-  p.gpu_memory_utilization = pool->number("gpu_memory_utilization");
-  if (p.gpu_memory_utilization > 1) pool->fail_at("gpu_memory_utilization", "a share of the card's memory is at most 1");
-  p.block_size = static_cast<int>(pool->integer("block_size", 1, 1 << 16));
-  p.watermark = pool->optional_number("watermark", Lower::NonNegative).value_or(0.0);
-  if (p.watermark >= 1) pool->fail_at("watermark", "a share of the pool is below 1");
-  pool->finish();
-  // The pool's engine (vLLM) keeps every weight on its GPUs (one, or a tensor split's) and
-  // hands blocks out between batched steps.
-  const char* why = s.expert_cache                          ? "an expert cache"
-                    : cards > 1 && s.split != Split::Tensor ? "a pipeline split (vLLM's --pipeline-parallel-size)"
-                    : s.gpu_layers < layers                 ? "layers on the CPU (gpu_layers)"
-                    : s.head_on_cpu ? "the LM head on the CPU (gpu_layers equal to the layer count with ngl_output_first: false; leave it unset)"
-                    : s.cpu_moe_layers > 0                  ? "experts on the CPU (cpu_moe_layers)"
-                                                            : nullptr;
-  if (why)
-    e.fail_at("kv_pool", std::string("a paged KV pool with ") + why +
-                             " is not modelled (every weight stays on one GPU or is split by tensor over the cards)");
-  if (s.scheduling != SlotScheduling::Batched)
-    e.fail_at("kv_pool", "a paged KV pool's blocks are handed out between the steps of continuous batching: slot_scheduling must be batched");
-  s.kv_pool = p;
-}
 }  // namespace vramsim::sim

@@ -52,4 +52,8 @@ TEST_CASE("engine families: an unknown family, or keys a family does not have, a
   check_refused(kCaseStudy, "engine.family=llama.cpp", "family llama.cpp keeps each layer's experts with it");
   check_refused(kLlamaCpp, "engine.family=expert-cache", "family expert-cache keeps its experts in an expert cache");
   check_refused(kCaseStudy, "engine.family=hybrid-cpu-experts", "expert_cache.misses must be cpu");
+  // Each family decodes its own sections and refuses the others' at the key.
+  check_refused(kVllm, "engine.expert_cache.size=100", "engine.expert_cache: family vllm keeps every weight on the GPU(s)");
+  check_refused(kCaseStudy, "engine.kv_pool.block_size=16", "engine.kv_pool: family expert-cache has no paged KV pool");
+  check_refused(kLlamaCpp, "engine.kv_pool.block_size=16", "engine.kv_pool: family llama.cpp has no paged KV pool");
 }

@@ -27,9 +27,15 @@ class EngineFamily {
   virtual ~EngineFamily() = default;
   // The `family:` value that names it.
   virtual std::string_view name() const = 0;
-  // Refuses a decoded engine section whose keys this family does not have (a KV pool on
-  // llama.cpp, say): throws config::ConfigError at the key in `e`, naming the family.
-  virtual void check(config::MapReader& e, const EngineSetup& setup) const = 0;
+  // Decodes the family's own sections of the engine into `s` (the expert cache of the
+  // expert-cache families; vLLM's paged KV pool and the weight formats it serves) and refuses
+  // another family's (a KV pool on llama.cpp, say): config::ConfigError at the key, naming the
+  // family. REQUIRES: the common keys read before it (context, kv_type, slot_scheduling, split,
+  // weights) are in `s`; the placement (gpu_layers, cpu_moe_layers) is read after it.
+  virtual void decode(config::MapReader& e, EngineSetup& s, const workloads::ModelSpec& model, int cards) const = 0;
+  // Refuses what the family does not model once every key is in `s` (vLLM with layers on the
+  // CPU, say), at the key.
+  virtual void check(config::MapReader&, const EngineSetup&, const workloads::ModelSpec&, int /*cards*/) const {}
   // The command that runs the decoded scenario's engine (REQUIRES: s.engine.family is this one).
   virtual EngineCommand command(const Scenario& s) const = 0;
 };

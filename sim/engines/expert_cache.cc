@@ -5,10 +5,55 @@
 #include <sstream>
 
 #include "core/units.h"
+#include "sim/cache_policy.h"
 #include "sim/engines/engine_family.h"
 
 namespace vramsim::sim::engines {
 namespace {
+
+using config::Lower;
+using config::MapReader;
+using units::Dimension;
+
+// `expert_cache.policy`: a row of the policy table (cache_policy.h).
+const CachePolicyTraits& decode_cache_policy(MapReader& cache) {
+  const CachePolicyTraits* row = find_cache_policy(cache.string("policy"));
+  if (!row) cache.fail_at("policy", "expected one of " + cache_policy_names() + ", got " + cache.any("policy").describe());
+  return *row;
+}
+
+// engine.expert_cache {size, reserve, policy, dynamic_share, misses} into `s`.
+// REQUIRES: s.split decoded (an expert split takes the profile policy only).
+void decode_expert_cache(MapReader& c, EngineSetup& s) {
+  const config::Node& size = c.any("size");
+  // `auto`, a slot count, or a VRAM amount (a number with a unit, e.g. 8GiB).
+  const bool amount = size.is_scalar() && size.text().find_first_not_of("0123456789") != std::string::npos;
+  if (size.is_scalar() && size.text() == "auto") {
+    // the most slots the free VRAM holds (vram_plan.h)
+  } else if (amount)
+    s.cache_size_bytes = c.quantity("size", Dimension::Bytes, Lower::NonNegative);
+  else
+    s.cache_slots = c.integer("size", 0, std::int64_t{1} << 40);
+  s.misses_on_cpu = c.has("misses") && c.choice("misses", {"split", "cpu"}) == "cpu";
+  s.cache_reserve = c.quantity("reserve", Dimension::Bytes, Lower::NonNegative);
+  const CachePolicyTraits& policy = decode_cache_policy(c);
+  s.policy = policy.id;
+  const std::string name(policy.name);
+  s.dynamic_share = c.optional_number("dynamic_share", Lower::NonNegative).value_or(0.0);
+  if (s.dynamic_share > 1) c.fail_at("dynamic_share", "a share is at most 1");
+  const bool shared = policy.dynamic == DynamicSlots::Share;
+  if (shared && s.dynamic_share <= 0)
+    c.fail_at("policy", name + " needs `dynamic_share` (0 < share <= 1): the part of the slots managed by " +
+                            (policy.eviction == Eviction::LeastFrequent ? "LFU" : "LRU"));
+  if (!shared && s.dynamic_share > 0)
+    c.fail_at("dynamic_share", "only a policy with a dynamic part (profile-lru) has a dynamic share");
+  // An expert split deals a fixed hot set over the cards; a miss is read for the step and not
+  // admitted (no card's cache changes), so an adaptive policy would pay its copies for nothing.
+  if (s.split == Split::Expert && !policy.with_expert_split)
+    c.fail_at("policy", "an expert split deals the profile's hot set over the cards and does not admit misses: "
+                        "policy " + name + " is not modelled with split: expert (use profile)");
+  c.finish();
+}
 
 class ExpertCacheFamily final : public EngineFamily {
  public:
@@ -16,10 +61,16 @@ class ExpertCacheFamily final : public EngineFamily {
 
   std::string_view name() const override { return misses_on_cpu_ ? "hybrid-cpu-experts" : "expert-cache"; }
 
-  void check(config::MapReader& e, const EngineSetup& s) const override {
-    if (!s.expert_cache)
+  void decode(MapReader& e, EngineSetup& s, const workloads::ModelSpec&, int) const override {
+    if (e.has("kv_pool"))
+      e.fail_at("kv_pool", "family " + std::string(name()) + " has no paged KV pool: its VRAM holds the weights but the "
+                           "routed experts, an expert cache and per-slot KV (preset: vllm has a pool)");
+    auto cache = e.optional_map("expert_cache");
+    if (!cache)
       e.fail_at("expert_cache", "family " + std::string(name()) + " keeps its experts in an expert cache: give expert_cache "
                                 "{size, reserve, policy} (preset: llama.cpp keeps experts with their layers)");
+    decode_expert_cache(*cache, s);
+    s.expert_cache = true;
     if (misses_on_cpu_ && !s.misses_on_cpu)
       e.fail_at("expert_cache", "family hybrid-cpu-experts computes every expert outside its hot set on the CPU: "
                                 "expert_cache.misses must be cpu");

@@ -9,14 +9,71 @@
 namespace vramsim::sim::engines {
 namespace {
 
+// vLLM serves a checkpoint as it is, or a 16-bit one quantized online to FP8 (--quantization
+// fp8), every weight alike: the flags printed say no more. A GGUF format goes through its
+// experimental GGUF loader, whose kernels nothing here measured. REQUIRES: s's formats decoded.
+void check_served_formats(config::MapReader& e, const EngineSetup& s, const workloads::ModelSpec& model) {
+  if (!e.has("weights")) return;  // the checkpoint's own format
+  const std::string native = workloads::upper(model.native_format);
+  const std::string experts = workloads::upper(s.expert_format.name), other = workloads::upper(s.other_format.name);
+  const bool sixteen_bit = native == "BF16" || native == "F16";
+  auto served = [&](const std::string& f) { return f == native || (sixteen_bit && f == "FP8"); };
+  if (experts != other || !served(experts)) {
+    const bool experts_refused = !served(experts);
+    const char* key = experts_refused ? "experts" : "other";
+    const std::string& name = experts_refused ? experts : other;
+    const bool gguf = name.starts_with("Q") || name.starts_with("IQ");
+    const config::Node& weights = e.any("weights");
+    const config::Node* at = weights.find(key);
+    config::fail(at ? *at : weights, std::string("engine.weights.") + key,
+                 "vLLM is modelled serving the checkpoint as it is (" + model.native_format + ")" +
+                     (sixteen_bit ? " or quantized online to FP8 (--quantization fp8)" : std::string()) +
+                     ", every weight alike; not " +
+                     (experts == other ? name : "experts " + experts + " with other weights " + other) +
+                     (gguf ? ": a GGUF file runs through vLLM's experimental GGUF loader, which is not modelled "
+                             "(--engine llama.cpp runs GGUF formats)"
+                           : std::string()));
+  }
+}
+
 class Vllm final : public EngineFamily {
  public:
   std::string_view name() const override { return "vllm"; }
 
-  void check(config::MapReader& e, const EngineSetup& s) const override {
-    if (!s.kv_pool)
+  void decode(config::MapReader& e, EngineSetup& s, const workloads::ModelSpec& model, int) const override {
+    if (e.has("expert_cache"))
+      e.fail_at("expert_cache", "family vllm keeps every weight on the GPU(s): it has no expert cache (preset: "
+                                "expert-cache has one)");
+    s.expert_cache = false;
+    s.cache_slots = 0;
+    auto pool = e.optional_map("kv_pool");
+    if (!pool)
       e.fail_at("kv_pool", "family vllm allocates a paged KV pool at start: give kv_pool "
                            "{gpu_memory_utilization, block_size} (the vllm preset has one)");
+    KvPool p;
+    p.gpu_memory_utilization = pool->number("gpu_memory_utilization");
+    if (p.gpu_memory_utilization > 1) pool->fail_at("gpu_memory_utilization", "a share of the card's memory is at most 1");
+    p.block_size = static_cast<int>(pool->integer("block_size", 1, 1 << 16));
+    p.watermark = pool->optional_number("watermark", config::Lower::NonNegative).value_or(0.0);
+    if (p.watermark >= 1) pool->fail_at("watermark", "a share of the pool is below 1");
+    pool->finish();
+    s.kv_pool = p;
+    check_served_formats(e, s, model);
+  }
+
+  // The pool's engine keeps every weight on its GPUs (one, or a tensor split's) and hands
+  // blocks out between batched steps.
+  void check(config::MapReader& e, const EngineSetup& s, const workloads::ModelSpec& model, int cards) const override {
+    const char* why = cards > 1 && s.split != Split::Tensor ? "a pipeline split (vLLM's --pipeline-parallel-size)"
+                      : s.gpu_layers < model.layers         ? "layers on the CPU (gpu_layers)"
+                      : s.head_on_cpu ? "the LM head on the CPU (gpu_layers equal to the layer count with ngl_output_first: false; leave it unset)"
+                      : s.cpu_moe_layers > 0                ? "experts on the CPU (cpu_moe_layers)"
+                                                            : nullptr;
+    if (why)
+      e.fail_at("kv_pool", std::string("a paged KV pool with ") + why +
+                               " is not modelled (every weight stays on one GPU or is split by tensor over the cards)");
+    if (s.scheduling != SlotScheduling::Batched)
+      e.fail_at("kv_pool", "a paged KV pool's blocks are handed out between the steps of continuous batching: slot_scheduling must be batched");
   }
 
   // [--tensor-parallel-size N] [--quantization fp8] [--kv-cache-dtype X] --max-model-len C
