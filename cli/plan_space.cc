@@ -11,8 +11,9 @@ std::vector<std::int64_t> cache_sizes(sim::Scenario s) {
   if (!s.model.moe || !s.model.moe->routing) return {0};
   s.engine.cache_slots.reset();
   s.engine.cache_size_bytes.reset();
-  if (!fits(s)) return {};
-  const std::int64_t most = sim::plan_cards(s).front().slots;
+  const auto plans = sim::plan_memory(s);
+  if (!plans) return {};
+  const std::int64_t most = plans->front().slots;
   std::vector<std::int64_t> out;
   for (int quarter = 0; quarter <= 4; ++quarter) {
     const std::int64_t n = most * quarter / 4;

@@ -31,14 +31,7 @@ EngineFlags engine_flags(const sim::Scenario& s) {
   return {c.program, c.flags};
 }
 
-bool fits(const sim::Scenario& s) {
-  try {
-    sim::plan_cards(s);
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
-  }
-}
+bool fits(const sim::Scenario& s) { return sim::plan_memory(s).ok(); }
 
 Placement describe(int gpu_layers, int cpu_moe_layers, int layers, bool head_on_cpu, bool ngl_output_first) {
   const bool all = gpu_layers == layers;

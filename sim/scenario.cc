@@ -451,12 +451,9 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   if (!s.engine.expert_cache && engine && engine->is_map())
     for (const char* key : {"gpu_layers", "cpu_moe_layers", "layer_split"})
       if (const Node* given = engine->find(key)) {
-        try {
-          plan_cards(s);
-        } catch (const std::invalid_argument& e) {
+        if (const auto plans = plan_memory(s); !plans)
           config::fail(*given, std::string("engine.") + key,
-                       std::string("the placement set (") + describe_placement(s) + ") does not fit: " + e.what());
-        }
+                       "the placement set (" + describe_placement(s) + ") does not fit: " + plans.error().message);
         break;
       }
   if (!s.model.moe) return s;
@@ -482,10 +479,8 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     if (const Node* cache = engine->find("expert_cache"); cache && cache->is_map())
       if (const Node* size = cache->find("size")) {
         const std::string key = "engine.expert_cache.size";
-        try {
-          plan_cards(s);
-        } catch (const std::invalid_argument& e) {
-          const std::string why = e.what();
+        if (const auto plans = plan_memory(s); !plans) {
+          const std::string& why = plans.error().message;
           if (why.rfind(key + ": ", 0) == 0) config::fail(*size, key, why.substr(key.size() + 2));
           // Any other refusal is the run's to make, with its hint.
         }

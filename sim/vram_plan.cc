@@ -136,7 +136,7 @@ std::vector<int> moe_layers(const Scenario& s) {
 }
 
 // engine.kv_pool: the plans of vram_plan.h's paged-pool paragraph, one per card.
-std::vector<VramPlan> plan_paged(const Scenario& s) {
+Result<std::vector<VramPlan>> plan_paged(const Scenario& s) {
   const auto& m = s.model;
   const auto& pool = *s.engine.kv_pool;
   const int n = static_cast<int>(s.cards.size());
@@ -169,18 +169,18 @@ std::vector<VramPlan> plan_paged(const Scenario& s) {
     p.kv_budget = pool.gpu_memory_utilization * p.card_total;
     const double weights = p.non_expert_weights + p.cache_bytes;
     if (p.card_total - p.others < p.kv_budget)
-      throw std::invalid_argument("the engine takes gpu_memory_utilization " + util + " x " + units::format_gib(p.card_total) +
+      return Error{"the engine takes gpu_memory_utilization " + util + " x " + units::format_gib(p.card_total) +
                                   " = " + units::format_gib(p.kv_budget) + on + " at start, but other tenants leave " +
                                   units::format_gib(p.card_total - p.others) +
-                                  " free (lower engine.kv_pool.gpu_memory_utilization)");
+                                  " free (lower engine.kv_pool.gpu_memory_utilization)"};
     if (weights + p.runtime > p.kv_budget)
-      throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": its weights" +
+      return Error{m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": its weights" +
                                   (n > 1 ? " per card (1/" + std::to_string(n) + ": " : " (") + units::format_gib(weights) +
                                   ") + the engine's runtime (" + units::format_gib(p.runtime) + ") = " +
                                   units::format_gib(weights + p.runtime) + " exceed gpu_memory_utilization " + util + " x " +
                                   units::format_gib(p.card_total) + " = " + units::format_gib(p.kv_budget) +
                                   " (the engine keeps every weight on the GPU: a smaller weights format, a larger card or "
-                                  "more cards)");
+                                  "more cards)"};
     p.kv_block_bytes = shard * per_token * pool.block_size;
     p.kv_blocks = static_cast<std::int64_t>(std::floor((p.kv_budget - weights - p.runtime) / p.kv_block_bytes));
     plans.push_back(p);
@@ -192,13 +192,13 @@ std::vector<VramPlan> plan_paged(const Scenario& s) {
   const std::int64_t blocks = fewest.kv_blocks;
   const std::int64_t tokens = blocks * pool.block_size;
   if (tokens < s.engine.context)
-    throw std::invalid_argument("the KV pool (" +
+    return Error{"the KV pool (" +
                                 units::format_gib(fewest.kv_budget - fewest.non_expert_weights - fewest.cache_bytes - fewest.runtime) +
                                 (n > 1 ? " a card" : "") + ": " + std::to_string(blocks) + " blocks of " +
                                 std::to_string(pool.block_size) + " tokens = " + std::to_string(tokens) +
                                 " tokens) cannot hold one sequence of engine.context = " + std::to_string(s.engine.context) +
                                 " tokens (vLLM refuses to start so: lower engine.context, its --max-model-len, or raise "
-                                "engine.kv_pool.gpu_memory_utilization)");
+                                "engine.kv_pool.gpu_memory_utilization)"};
   for (auto& p : plans) {
     p.kv_blocks = blocks;
     p.kv_cache = static_cast<double>(blocks) * p.kv_block_bytes;
@@ -246,11 +246,11 @@ HostRam host_ram(const Scenario& s) {
   return h;
 }
 
-std::vector<VramPlan> plan_cards(const Scenario& s) {
+Result<std::vector<VramPlan>> plan_memory(const Scenario& s) {
   if (const HostRam ram = host_ram(s); !ram.fits())
-    throw std::invalid_argument(ram.refusal(s.host.name) +
-                                (s.engine.gpu_layers < s.model.layers ? ": more engine.gpu_layers, a smaller weights format or a larger host"
-                                                                      : ": a smaller weights format or a larger host"));
+    return Error{ram.refusal(s.host.name) +
+                 (s.engine.gpu_layers < s.model.layers ? ": more engine.gpu_layers, a smaller weights format or a larger host"
+                                                       : ": a smaller weights format or a larger host")};
   if (s.engine.kv_pool) return plan_paged(s);
   const auto& m = s.model;
   const int n = static_cast<int>(s.cards.size());
@@ -263,7 +263,11 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
 
   std::vector<workloads::CardShare> dense;
   if (!s.engine.expert_cache || !m.moe) {
-    dense = resident_shares(s);
+    try {
+      dense = resident_shares(s);
+    } catch (const std::invalid_argument& e) {  // a placement that does not deal over the cards
+      return Error{e.what()};
+    }
     const std::string over = workloads::first_overfull_card(dense);
     if (!over.empty()) {
       // The memory-budget model refuses what the engine's own accounting may fit (the flat
@@ -276,12 +280,12 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
           engine_fits = "; by the engine's own accounting (weights + KV + runtime against the card's total) it fits: "
                         "--set engine.vram_rule=engine";
       }
-      throw std::invalid_argument(m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
+      return Error{m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
                                   (judged_by_engine_accounting(s)
                                        ? std::string(" (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
                                                      "or more engine.cpu_moe_layers keep more on the CPU") +
                                              (n > 1 ? "; engine.layer_split, llama.cpp's -ts, gives a card fewer layers)" : ")")
-                                       : " (the memory-budget model; see `vramsim fit`" + engine_fits + ")"));
+                                       : " (the memory-budget model; see `vramsim fit`" + engine_fits + ")")};
     }
   }
   const bool cached = m.moe && s.engine.expert_cache;
@@ -345,11 +349,11 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
       const std::string on = n > 1 ? " on card " + std::to_string(c) : "";
       const double available = p.free_at_start - p.reserve - p.draft_head;
       if (available < 0)
-        throw std::invalid_argument(
+        return Error{
             "the engine's fixed allocations do not fit" + on + ": " + units::format_gib(p.card_total) + " card - " +
             units::format_gib(p.others) + " other tenants - " + units::format_gib(p.fixed) +
             " fixed (weights outside the experts, KV cache, runtime) leaves " + units::format_gib(p.free_at_start) +
-            ", less than the reserve and draft head (" + units::format_gib(p.reserve + p.draft_head) + ")");
+            ", less than the reserve and draft head (" + units::format_gib(p.reserve + p.draft_head) + ")"};
       const auto fit = static_cast<std::int64_t>(std::floor(available / p.slot_bytes));
       // A size given as a VRAM amount holds the whole slots that fit in it.
       const std::optional<std::int64_t> asked =
@@ -357,12 +361,12 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
                                     : s.engine.cache_slots;
       if (asked && *asked > 0) {  // an explicit size is per card
         if (*asked > fit)
-          throw std::invalid_argument("engine.expert_cache.size: " +
+          return Error{"engine.expert_cache.size: " +
                                       (s.engine.cache_size_bytes ? units::format_gib(*s.engine.cache_size_bytes) + " (" : std::string()) +
                                       std::to_string(*asked) + " slots" + (s.engine.cache_size_bytes ? ")" : "") + " need " +
                                       units::format_gib(static_cast<double>(*asked) * p.slot_bytes) +
                                       " but only " + units::format_gib(available) + " is free" + on + " (" + std::to_string(fit) +
-                                      " slots)");
+                                      " slots)"};
         p.slots = std::min(*asked, p.total_experts);
       } else if (asked && *asked == 0) {
         p.slots = 0;
@@ -374,6 +378,12 @@ std::vector<VramPlan> plan_cards(const Scenario& s) {
     plans.push_back(p);
   }
   return plans;
+}
+
+std::vector<VramPlan> plan_cards(const Scenario& s) {
+  auto plans = plan_memory(s);
+  if (!plans) throw std::invalid_argument(plans.error().message);
+  return std::move(plans).value();
 }
 
 std::optional<VramPlan> plan_host(const Scenario& s) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "sim/scenario.h"
 #include "workloads/layer_split.h"
 
@@ -69,9 +70,15 @@ struct VramPlan {
 // runtime do not fit the budget, or when the pool cannot hold one sequence of engine.context
 // tokens (each refusal as vLLM refuses to start).
 //
-// One plan per card, in card order. Throws std::invalid_argument with a user-facing reason
-// when what the placement keeps in host RAM does not fit it (host_ram), when a card's fixed allocations do not fit, an explicit cache size exceeds the free VRAM, or
-// a dense model does not fit its cards.
+// One plan per card, in card order; or an Error with a user-facing reason when what the
+// placement keeps in host RAM does not fit it (host_ram), when a card's fixed allocations do
+// not fit, an explicit cache size exceeds the free VRAM, or a model without an expert cache
+// does not fit its cards. "Does not fit" is an answer here, not an exception: plan's search
+// and the decoder's checks ask it.
+Result<std::vector<VramPlan>> plan_memory(const Scenario& scenario);
+
+// plan_memory's plans for a scenario known to fit (decode_scenario checked it): throws
+// std::invalid_argument with the reason otherwise.
 std::vector<VramPlan> plan_cards(const Scenario& scenario);
 
 // An engine without an expert cache (llama.cpp): what each card must hold of the placement

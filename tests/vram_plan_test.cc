@@ -41,6 +41,20 @@ TEST_CASE("fixed allocations that do not fit are refused with the arithmetic", "
                     Catch::Contains("the engine's fixed allocations do not fit"));
 }
 
+// "Does not fit" is an answer of plan_memory (plan's search asks it for every candidate), not
+// an exception; plan_cards, for a scenario known to fit, throws it.
+TEST_CASE("plan_memory answers a plan or the reason it does not fit, without throwing", "[vram]") {
+  const auto crowded = test::case_study("shared", {"hardware.gpu.vram_used_by_others=30000MiB"});
+  Result<std::vector<VramPlan>> refused = Error{""};
+  REQUIRE_NOTHROW(refused = plan_memory(crowded));
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::StartsWith("the engine's fixed allocations do not fit: "));
+  const auto fitting = plan_memory(test::case_study("shared"));
+  REQUIRE(fitting);
+  REQUIRE(fitting->size() == 1);
+  CHECK(fitting->front().slots == plan_vram(test::case_study("shared")).slots);
+}
+
 TEST_CASE("what a placement keeps in host RAM must fit it, for a dense model too", "[vram][host]") {
   // llama-3.3-70b Q8_0 is 69.86 GiB: 72 CPU layers on a 16 GiB host cannot run.
   const std::string names = "--model llama-3.3-70b --gpu rtx-2080 --host ddr4-dual-channel --quant Q8_0 "
