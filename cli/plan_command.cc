@@ -28,6 +28,7 @@
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "cli/plan_candidates.h"
 #include "cli/plan_space.h"
 #include "cli/quick_scenario.h"
 #include "core/config_reader.h"
@@ -35,6 +36,7 @@
 #include "core/subprocess.h"
 #include "reports/parallel_children.h"
 #include "sim/vram_plan.h"
+#include "workloads/formats.h"
 
 namespace vramsim::cli {
 namespace {
@@ -58,8 +60,13 @@ dtype (auto or fp8), everything on the GPU.
   --engine E         llama.cpp (default) | expert-cache | hybrid-cpu-experts | vllm
   --quant Q          only this weights format (default: Q4_K_M, Q6_K, Q8_0 and the model's
                      own format when it is not 16-bit, or its native-only format such as
-                     MXFP4; vllm: the model's dtype and FP8). A format whose weights do not
-                     fit the host is skipped with a note
+                     MXFP4; vllm: the model's dtype and FP8). With llama.cpp, when none of
+                     these keeps every layer on the GPUs, the formats below Q4_K_M (Q3_K_M,
+                     then Q2_K) are tried in turn down to the first that does, and named as
+                     lower in quality. A format whose weights do not fit the host is skipped
+                     with a note
+  --lowest-quant Q   the lowest of those rungs to try (default Q2_K; IQ2_XXS or IQ1_S go
+                     further down the ladder)
   --gpus N --link L  as for `vramsim run`
   --set KEY=VALUE    a fixed override for every candidate (repeatable), e.g.
                      --set hardware.host.expert_memory=interleave; not a key plan chooses
@@ -73,17 +80,6 @@ dtype (auto or fp8), everything on the GPU.
   --configs DIR      catalogue directory
 )";
 
-struct Candidate {
-  std::int64_t max_context = 0;  // the largest context this placement still fits (tokens)
-  std::string quant, kv;
-  Placement placement;
-  std::optional<std::int64_t> hot_slots;  // engines with an expert cache: its size in slots
-  std::vector<std::string> sets;          // the overrides its `vramsim run` gets (key=value)
-  std::string flags, engine;  // engine_flags(): the flags and the program they are for
-  std::string context_note;  // "-c up to N fits"
-  double decode = 0, prefill = 0, ttft = 0, throughput = 0;
-  std::string error;
-};
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -143,29 +139,17 @@ void refuse_searched_keys(const std::vector<std::string>& sets) {
   }
 }
 
-// A note for a weights format and KV type plan did not simulate.
-struct Skipped {
-  std::string quant;
-  std::vector<std::string> kv;
-  std::string reason;
-};
-
-void add_skipped(std::vector<Skipped>& skipped, const std::string& quant, const std::string& kv, std::string reason) {
-  while (!reason.empty() && reason.back() == '\n') reason.pop_back();
-  // "<command line>:2:3: error: hardware.host: ..." -> "hardware.host: ...": the line is plan's own.
-  if (const auto at = reason.find("error: "); at != std::string::npos) reason.erase(0, at + 7);
-  for (auto& s : skipped)
-    if (s.quant == quant && s.reason == reason) {
-      s.kv.push_back(kv);
-      return;
-    }
-  skipped.push_back({quant, {kv}, reason});
-}
-
-std::string note(const Skipped& s) {
-  std::string kv;
-  for (const auto& k : s.kv) kv += (kv.empty() ? "" : ", ") + k;
-  return s.quant + " (KV " + kv + "): " + s.reason;
+// The formats' ladder below Q4_K_M down to `lowest` (configs/formats/weights.yaml). Throws
+// UsageError when `lowest` is not one of those rungs.
+std::vector<std::string> lower_rungs(const workloads::FormatTables& formats, const std::string& lowest) {
+  std::vector<std::string> rungs;
+  for (auto rung = formats.one_level_lower("Q4_K_M"); rung; rung = formats.one_level_lower(*rung)) {
+    rungs.push_back(*rung);
+    if (workloads::upper(*rung) == workloads::upper(lowest)) return rungs;
+  }
+  std::string names;
+  for (const auto& r : rungs) names += (names.empty() ? "" : ", ") + r;
+  throw UsageError("--lowest-quant: \"" + lowest + "\" is not a rung of the formats' ladder below Q4_K_M (" + names + ")");
 }
 
 }  // namespace
@@ -173,7 +157,7 @@ std::string note(const Skipped& s) {
 int plan_command(const std::vector<std::string>& argv) {
   proc::forward_termination_signals();  // a kill stops the simulations it started too
   OptionSpec spec;
-  spec.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--quant", "--context", "--goal", "--top",
+  spec.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--quant", "--lowest-quant", "--context", "--goal", "--top",
                      "-j",      "--jobs", "--configs", "--engine", "--clients"};
   spec.flags = {"--json", "--help"};
   spec.repeated = {"--set"};
@@ -196,6 +180,10 @@ int plan_command(const std::vector<std::string>& argv) {
   // The names, validated. The model's own format is judged by the candidates that use it: a
   // format plan tries may fit where the model's native one does not (e.g. its experts in RAM).
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  if (auto lowest = args.get("--lowest-quant")) {
+    if (args.get("--quant")) throw UsageError("--lowest-quant: plan steps down from Q4_K_M only without --quant");
+    (void)lower_rungs(workloads::FormatTables::load(catalogue), *lowest);
+  }
   sim::Scenario named;
   try {
     named = named_scenario(args, "plan");
@@ -241,89 +229,33 @@ int plan_command(const std::vector<std::string>& argv) {
   // flags come from its own decoded scenario (engine_flags).
   std::vector<Candidate> candidates;
   std::vector<Skipped> skipped;
+  const CandidateSpace space{args, workload};
+  bool all_gpu = false;  // some candidate keeps every layer and the LM head on the GPUs
   for (const auto& quant : quants)
-    for (const std::string& kv : kv_types) {
-      // The scenario `run` would build for this candidate.
-      const std::string kv_set = "engine.kv_type=" + kv;
-      std::vector<std::string> a = {"--quant", quant};
-      for (const auto& set : workload) a.insert(a.end(), {"--set", set});
-      a.insert(a.end(), {"--set", kv_set});
-      for (const auto& set : args.all("--set")) a.insert(a.end(), {"--set", set});
-      for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--engine"})
-        if (auto v = args.get(key)) a.insert(a.end(), {key, *v});
-      OptionSpec s2;
-      s2.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--quant", "--engine"};
-      s2.repeated = {"--set"};
-      sim::Scenario base;
-      try {
-        base = named_scenario(Args(a, s2), "plan");
-      } catch (const config::ConfigError& e) {  // e.g. this format's experts do not fit the host's RAM
-        add_skipped(skipped, quant, kv, e.what());
-        continue;
-      }
-      auto add = [&](sim::Scenario s, Candidate c) {
-        c.quant = quant;
-        c.kv = kv;
-        c.sets.insert(c.sets.begin(), kv_set);
-        const EngineFlags f = engine_flags(s);
-        c.flags = f.flags;
-        c.engine = f.engine;
-        c.max_context = max_context(s);
-        c.context_note = context_note(s, c.max_context);
-        // Every layer on the GPUs, judged by the memory-budget model: beyond its largest context
-        // run --model keeps the placement by the engine's own accounting (unless the rule was
-        // chosen), so that larger figure is named too.
-        if (!s.engine.kv_pool && !s.engine.expert_cache && !sim::judged_by_engine_accounting(s) && !s.engine.vram_rule_given) {
-          sim::Scenario engine_rule = s;
-          engine_rule.engine.engine_vram_rule = true;
-          if (const std::int64_t most = max_context(engine_rule); most > c.max_context)
-            c.context_note += ", up to " + std::to_string(most * s.engine.parallel) + " by weights + KV + runtime (engine.vram_rule=engine)";
-        }
-        candidates.push_back(c);
-      };
-      if (base.engine.kv_pool) {  // vLLM: no placement to choose; the weights and the pool fit, or not
-        if (!fits(base)) {
-          add_skipped(skipped, quant, kv, "the weights and one sequence's KV need more than gpu_memory_utilization x the card");
-          continue;
-        }
-        Candidate c;
-        c.placement.gpu_layers = base.model.layers;
-        c.placement.description = "every layer on the GPU, a paged KV pool";
-        add(base, c);
-        continue;
-      }
-      if (base.engine.expert_cache) {  // expert-cache, hybrid-cpu-experts: the cache's size
-        const auto sizes = cache_sizes(base);
-        if (sizes.empty()) add_skipped(skipped, quant, kv, "the weights kept on the GPU do not fit it");
-        for (const std::int64_t slots : sizes) {
-          Candidate c;
-          c.hot_slots = slots;
-          c.sets = {"engine.expert_cache.size=" + std::to_string(slots)};
-          c.placement.gpu_layers = base.model.layers;
-          c.placement.description = base.engine.misses_on_cpu
-                                        ? "routed experts on the CPU, " + (slots ? std::to_string(slots) + " hot experts on the GPU"
-                                                                                 : std::string("no hot set"))
-                                        : std::to_string(slots) + " expert-cache slots";
-          sim::Scenario s = base;
-          s.engine.cache_slots = slots;
-          s.engine.cache_size_bytes.reset();
-          add(s, c);
-        }
-        continue;
-      }
-      base.engine.gpu_layers = base.model.layers;
-      base.engine.cpu_moe_layers = 0;
-      const auto placements = fitting_placements(base);
-      if (placements.empty()) add_skipped(skipped, quant, kv, why_nothing_fits(base));
-      for (const auto& p : placements) {
-        Candidate c;
-        c.placement = p;
-        c.sets = placement_sets(p, base.model.layers);
-        sim::Scenario s = base;
-        apply_placement(p, s.engine);
-        add(s, c);
-      }
+    for (const std::string& kv : kv_types) all_gpu = add_candidates(space, quant, kv, candidates, skipped) || all_gpu;
+  // Below Q4_K_M: when no format tried keeps every layer on the GPUs (llama.cpp), a user steps
+  // down the formats' ladder (configs/formats/weights.yaml) rung by rung, to the first one that
+  // does, trading output quality for the GPU's speed; plan tries the same rungs. When no rung
+  // does, none is tried: offloading a lower format only trades quality for a little speed.
+  std::vector<std::string> lower;
+  if (llama && !args.get("--quant") && !all_gpu) {
+    const workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
+    std::vector<Candidate> lower_candidates;
+    std::vector<Skipped> lower_skipped;
+    const std::vector<std::string> rungs = lower_rungs(formats, args.get("--lowest-quant").value_or("Q2_K"));
+    for (const auto& rung : rungs) {
+      if (all_gpu) break;
+      lower.push_back(rung);
+      for (const std::string& kv : kv_types)
+        all_gpu = add_candidates(space, rung, kv, lower_candidates, lower_skipped) || all_gpu;
     }
+    if (all_gpu) {
+      candidates.insert(candidates.end(), lower_candidates.begin(), lower_candidates.end());
+      skipped.insert(skipped.end(), lower_skipped.begin(), lower_skipped.end());
+    } else {
+      lower.clear();
+    }
+  }
   if (candidates.empty()) {
     std::string why = paged ? "nothing fits: the weights and one sequence's KV need more than gpu_memory_utilization x "
                               "the card in every weights format and KV dtype tried"
@@ -425,6 +357,9 @@ int plan_command(const std::vector<std::string>& argv) {
       j.end_array().field("reason", s.reason).end_object();
     }
     j.end_array();
+    j.key("lower_quants_tried").begin_array();
+    for (const auto& q : lower) j.value(q);
+    j.end_array();
     j.key("best").begin_array();
     for (std::size_t i = 0; i < std::min(top, ok.size()); ++i) {
       j.begin_object().field("flags", ok[i].flags).field("engine", ok[i].engine).field("quant", ok[i].quant)
@@ -476,6 +411,13 @@ int plan_command(const std::vector<std::string>& argv) {
     std::cout << "\n  Keeping every layer on the GPU and the experts of " << experts->placement.cpu_moe_layers
               << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)
               << "x as fast as moving whole layers to the CPU (" << whole->flags << ").\n";
+  if (!lower.empty()) {
+    std::string rungs;
+    for (const auto& q : lower) rungs += (rungs.empty() ? "" : ", ") + q;
+    std::cout << "\n  No format from Q4_K_M up keeps every layer on the GPU" << (named.cards.size() > 1 ? "s" : "")
+              << ", so plan also tried " << rungs << " (below Q4_K_M: smaller and faster, lower in output quality; "
+              << "compare them on your task before you choose one).\n";
+  }
   if (!skipped.empty()) {
     std::cout << "\n  Not simulated:\n";
     for (const auto& s : skipped) std::cout << "    " << note(s) << "\n";

@@ -232,6 +232,38 @@ TEST_CASE("plan: a native format too large for the host RAM is not judged but th
   CHECK_THAT(none.err, Catch::Contains("RAM"));
 }
 
+// A user whose model does not fit the card at Q4_K_M steps down the formats' ladder; plan does
+// too, to the first rung that keeps every layer on the GPU, and only when one does.
+TEST_CASE("plan: formats below Q4_K_M are tried down to the first that keeps every layer on the GPU", "[engines][plan]") {
+  const std::string big = run_ok("plan --model llama-3.3-70b --gpu rtx-5090 --host ryzen-7950x-ddr5 --json -j 2 --top 50");
+  CHECK(std::regex_search(big, std::regex("\"lower_quants_tried\": \\[\\s*\"Q3_K_M\",\\s*\"Q2_K\"\\s*\\]")));
+  const std::size_t best = big.find("\"best\"");
+  REQUIRE(best != std::string::npos);
+  // The fastest is the rung that keeps everything on the card.
+  CHECK(big.compare(big.find("\"flags\": ", best), 20, "\"flags\": \"-ngl 99 -c") == 0);
+  CHECK(big.compare(big.find("\"quant\": ", best), 15, "\"quant\": \"Q2_K\"") == 0);
+  CHECK_THAT(big, Catch::Contains("\"quant\": \"Q4_K_M\""));
+  // A model that fits at Q4_K_M, and one that fits at no rung, get no lower format.
+  CHECK_THAT(run_ok("plan --model llama-3.1-8b --gpu rtx-5090 --host ryzen-7950x-ddr5 --json -j 2"),
+             Catch::Contains("\"lower_quants_tried\": []"));
+  const std::string huge = run_ok("plan --model qwen3-235b-a22b --gpu rtx-3090 --host epyc-9554-ddr5 --json -j 2 --top 50");
+  CHECK_THAT(huge, Catch::Contains("\"lower_quants_tried\": []") && !Catch::Contains("\"quant\": \"Q2_K\""));
+  // Q2_K is the lowest rung tried unless --lowest-quant goes further down: Qwen3-30B-A3B fits a
+  // 12 GB card with every layer on it at IQ2_XXS only.
+  CHECK_THAT(run_ok("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --json -j 2"),
+             Catch::Contains("\"lower_quants_tried\": []"));
+  CHECK(std::regex_search(run_ok("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --json -j 2 "
+                                 "--lowest-quant iq2_xxs"),
+                          std::regex("\"lower_quants_tried\": \\[\\s*\"Q3_K_M\",\\s*\"Q2_K\",\\s*\"IQ2_XXS\"\\s*\\]")));
+  vramsim::test::check_usage_error("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --lowest-quant Q5_K_M",
+                                   "--lowest-quant: \"Q5_K_M\" is not a rung of the formats' ladder below Q4_K_M (Q3_K_M, Q2_K, IQ2_XXS, IQ1_S)");
+  vramsim::test::check_usage_error("plan --model qwen3-30b-a3b --gpu rtx-3060-12gb --host ddr5-dual-channel --quant Q4_K_M --lowest-quant Q2_K",
+                                   "plan steps down from Q4_K_M only without --quant");
+  // The table says why it tried them.
+  CHECK_THAT(run_ok("plan --model llama-3.3-70b --gpu rtx-5090 --host ryzen-7950x-ddr5 -j 2"),
+             Catch::Contains("so plan also tried Q3_K_M, Q2_K (below Q4_K_M"));
+}
+
 TEST_CASE("plan --clients N: llama.cpp gets one slot per client, -np N and -c shared by them", "[engines][plan]") {
   const std::string out = plan_json("--model llama-3.1-8b --gpu rtx-4090 --host ddr5-dual-channel --quant Q4_K_M --clients 2 "
                                     "--goal throughput");
