@@ -90,6 +90,10 @@ struct EnginePhysics {
   double cpu_matrix_efficiency = 0;
   std::string cpu_matrix_isa;           // avx2 | avx512 | amx | neon ("": the host's cpu.simd)
   int cpu_threads = 0;
+  // Whether a prompt batch's host-computed experts run while the GPU computes its part of the
+  // layer (true), or after it (false: the GPU's part, the activations' copies and the host's
+  // part add up, as kTransformers' prefill path runs them).
+  bool host_prefill_overlap = true;
   double pcie_split_reference = 0;      // the engine's split: pcie_frac = link / (link + this), bytes/s
   int host_expert_workers = 0;          // host worker groups computing missed experts in parallel
   double zero_copy_efficiency = 0;      // GPU reads of mapped host memory vs copy bandwidth

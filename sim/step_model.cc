@@ -418,10 +418,14 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     // layers are alike, so sum the max. Its part is the longer of reading the experts once and
     // their products for the micro-batch's tokens routed to them (2 FLOP per weight and token)
     // at the host's matrix rate: a long prompt is bound by the host's arithmetic.
+    // Without overlap (engine.host_prefill_overlap: false) the host's part follows the GPU's and
+    // the activations' copies to the host and back: all of it adds to the layer.
     const double products = static_cast<double>(u.tokens) * pass.missing_routed_per_token * 2.0 * m.moe->expert_params;
     const double arithmetic = host_matrix_flops_ > 0 ? products / host_matrix_flops_ : 0.0;
     const double host = std::max(missing * expert_bytes_ / cpu_bw_, arithmetic);
-    const double extra = std::max(0.0, ph.miss_sync + host / layers - gpu / layers);
+    const double copies = 2.0 * static_cast<double>(u.tokens) * activation_bytes_ / link_bw_;
+    const double extra = ph.host_prefill_overlap ? std::max(0.0, ph.miss_sync + host / layers - gpu / layers)
+                                                 : ph.miss_sync + host / layers + copies;
     const double bubble = std::min(extra, ph.miss_sync);
     c.stall += bubble * layers;
     c.host_idle += std::min(extra, ph.miss_sync_idle) * layers;
