@@ -116,9 +116,7 @@ TEST_CASE("plan: a 30B-A3B MoE on a 12 GB card: experts to the CPU win when the 
   INFO(r.err);
   REQUIRE(r.status == 0);
   // The best configuration's flags keep every layer on the GPU and put some layers' experts on the CPU.
-  const std::size_t best = r.out.find("\"flags\": \"");
-  REQUIRE(best != std::string::npos);
-  CHECK(r.out.compare(best + 10, 20, "-ngl 99 --n-cpu-moe ") == 0);
+  CHECK_THAT(vramsim::test::json_text(r.out, "flags", "best"), Catch::StartsWith("-ngl 99 --n-cpu-moe "));
   CHECK(json_number(r.out, "experts_on_cpu_vs_layers_on_cpu") > 1.0);
   CHECK(json_number(r.out, "decode_tok_s", "best") > 0);
   CHECK(json_number(r.out, "max_context", "best") >= 4096);
@@ -237,11 +235,9 @@ TEST_CASE("plan: a native format too large for the host RAM is not judged but th
 TEST_CASE("plan: formats below Q4_K_M are tried down to the first that keeps every layer on the GPU", "[engines][plan]") {
   const std::string big = run_ok("plan --model llama-3.3-70b --gpu rtx-5090 --host ryzen-7950x-ddr5 --json -j 2 --top 50");
   CHECK(std::regex_search(big, std::regex("\"lower_quants_tried\": \\[\\s*\"Q3_K_M\",\\s*\"Q2_K\"\\s*\\]")));
-  const std::size_t best = big.find("\"best\"");
-  REQUIRE(best != std::string::npos);
   // The fastest is the rung that keeps everything on the card.
-  CHECK(big.compare(big.find("\"flags\": ", best), 20, "\"flags\": \"-ngl 99 -c") == 0);
-  CHECK(big.compare(big.find("\"quant\": ", best), 15, "\"quant\": \"Q2_K\"") == 0);
+  CHECK_THAT(vramsim::test::json_text(big, "flags", "best"), Catch::StartsWith("-ngl 99 -c"));
+  CHECK(vramsim::test::json_text(big, "quant", "best") == "Q2_K");
   CHECK_THAT(big, Catch::Contains("\"quant\": \"Q4_K_M\""));
   // A model that fits at Q4_K_M, and one that fits at no rung, get no lower format.
   CHECK_THAT(run_ok("plan --model llama-3.1-8b --gpu rtx-5090 --host ryzen-7950x-ddr5 --json -j 2"),

@@ -393,7 +393,7 @@ TEST_CASE("fit and run agree: 70B Q4_K_M on two RTX 3090s fits, every layer on t
   const std::string setup = "--model llama-3.3-70b --gpu rtx-3090 --gpus 2 --quant Q4_K_M";
   const std::string fit = test::run_ok("fit " + setup + " --json");
   CHECK_THAT(fit, Catch::Contains("\"decided_by\": \"engine\"") && Catch::Contains("\"fits_engine_accounting\": true"));
-  CHECK(fit.compare(fit.find("\"fits\": "), 12, "\"fits\": true") == 0);
+  CHECK(test::json_truth(fit, "fits"));
   // The measured setup (llama-bench rows of 2x3090 70B Q4_K_M run fully on the GPUs): run places it so.
   CHECK_THAT(test::run_ok("run " + setup + " --set workload.requests=1"),
              Catch::Contains("every layer on the GPU") && Catch::Contains("llama.cpp flags: -ngl 99 -ts 41,40 -c 4096"));
@@ -403,7 +403,7 @@ TEST_CASE("fit and run agree: 70B Q4_K_M on two RTX 3090s fits, every layer on t
   CHECK_THAT(test::run_ok("run " + setup + " --context " + std::to_string(most) + " --set workload.requests=1"),
              Catch::Contains("-ngl 99"));
   const std::string over = test::run_ok("fit " + setup + " --context " + std::to_string(most + 1) + " --json");
-  CHECK(over.compare(over.find("\"fits\": "), 13, "\"fits\": false") == 0);
+  CHECK_FALSE(test::json_truth(over, "fits"));
   CHECK_THAT(test::run_ok("run " + setup + " --context " + std::to_string(most + 1) + " --set workload.requests=1"),
              !Catch::Contains("-ngl 99"));
 }
@@ -411,7 +411,7 @@ TEST_CASE("fit and run agree: 70B Q4_K_M on two RTX 3090s fits, every layer on t
 TEST_CASE("fit and run agree: 70B Q4_K_M on one 48 GB card at 16K context", "[fit][cli][agree]") {
   const std::string setup = "--model llama-3.3-70b --gpu rtx-6000-ada --quant Q4_K_M --context 16384";
   const std::string fit = test::run_ok("fit " + setup + " --json");
-  CHECK(fit.compare(fit.find("\"fits\": "), 12, "\"fits\": true") == 0);
+  CHECK(test::json_truth(fit, "fits"));
   CHECK_THAT(fit, Catch::Contains("\"calculator_fits\": false"));  // the calculator's margins, shown, not deciding
   CHECK(test::json_number(fit, "max_context_tokens") >= 16384);
   CHECK_THAT(test::run_ok("run " + setup + " --set workload.requests=1"),

@@ -170,8 +170,8 @@ TEST_CASE("fit --gpus N and run agree on what fits", "[multi][fit]") {
     // fit's verdict is the engine's accounting (the first "fits"); the calculator's beside it.
     // A scenario judges every layer on the GPUs by engine.vram_rule: the engine's accounting
     // agrees with the first, the memory-budget model (budget, a scenario's default) with the second.
-    const bool fits = fit.out.compare(fit.out.find("\"fits\": "), 12, "\"fits\": true") == 0;
-    const bool calculator_fits = fit.out.compare(fit.out.find("\"calculator_fits\": "), 23, "\"calculator_fits\": true") == 0;
+    const bool fits = vramsim::test::json_truth(fit.out, "fits");
+    const bool calculator_fits = vramsim::test::json_truth(fit.out, "calculator_fits");
     for (const auto& [rule, verdict] : {std::pair{"engine", fits}, std::pair{"budget", calculator_fits}}) {
       INFO(rule);
       const auto run = run_vramsim("run " + kLlama + " --set model=" + c.model + " --set engine.weights.other=" + c.quant +
@@ -227,11 +227,12 @@ TEST_CASE("strata telemetry with two cards: a sizing line per card, one pre-fill
   const std::string log = text.str();
   // Each card's own cache size, first card first; the pre-fill line counts both caches and
   // gives the phase's wall time (run --json's cache.prefill_s).
-  const std::size_t first = out.find("\"gpu\"", out.find("\"cards\""));
-  const std::size_t second = out.find("\"gpu\"", first + 1);
-  REQUIRE(second != std::string::npos);
-  const auto slots0 = static_cast<long long>(json_number(out.substr(first), "cache_slots"));
-  const auto slots1 = static_cast<long long>(json_number(out.substr(second), "cache_slots"));
+  const vramsim::json::Value run = vramsim::test::parse_json(out);
+  const vramsim::json::Value* cards = run.find("cards");
+  REQUIRE(cards);
+  REQUIRE(cards->items().size() == 2);
+  const auto slots0 = static_cast<long long>(cards->items()[0].find("cache_slots")->number());
+  const auto slots1 = static_cast<long long>(cards->items()[1].find("cache_slots")->number());
   const std::size_t line0 = log.find("expert cache auto: ");
   const std::size_t line1 = log.find("expert cache auto: ", line0 + 1);
   REQUIRE(line1 != std::string::npos);
@@ -250,11 +251,12 @@ TEST_CASE("an expert split deals the experts over the cards and exchanges hidden
   const std::string split = " --set engine.split=expert --set workload.requests=20 --set hardware.gpu.vram_used_by_others=24000MiB";
   const std::string staged = run_json(kMixed, split);
   // The second card holds experts only: no attention weights, no KV, half of every layer's experts.
-  const std::size_t first = staged.find("\"gpu\"", staged.find("\"cards\""));
-  const std::size_t second = staged.find("\"gpu\"", first + 1);
-  REQUIRE(second != std::string::npos);
-  CHECK(json_number(staged.substr(second), "weights_gib") == 0);
-  CHECK(json_number(staged.substr(second), "kv_gib") == 0);
+  const vramsim::json::Value run = vramsim::test::parse_json(staged);
+  const vramsim::json::Value* cards = run.find("cards");
+  REQUIRE(cards);
+  REQUIRE(cards->items().size() == 2);
+  CHECK(cards->items()[1].find("weights_gib")->number() == 0);
+  CHECK(cards->items()[1].find("kv_gib")->number() == 0);
   CHECK(json_number(staged, "handoff_s") > 0);
   // A card-to-card link carries the exchanges instead of two staged PCIe copies each way.
   // (RTX 3090s with and without their NVLink bridge: RTX 5090s have no NVLink.)
@@ -328,9 +330,7 @@ TEST_CASE("fit --gpus N: the largest context and each suggestion fit every card"
   const auto at_best = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --gpus 3 --context " +
                                    std::to_string(static_cast<long long>(best)) + " --json");
   auto top_level_fits = [](const std::string& json) {  // the first "fits" is the answer's, the cards' follow
-    const std::size_t at = json.find("\"fits\": ");
-    REQUIRE(at != std::string::npos);
-    return json.compare(at + 8, 4, "true") == 0;
+    return vramsim::test::json_truth(json, "fits");
   };
   CHECK(top_level_fits(at_best.out));
   const auto over = run_vramsim("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --gpus 3 --context " +
@@ -344,9 +344,13 @@ TEST_CASE("tensor split: the card-to-card link carries every all-reduce", "[mult
   const std::string nvlink = kConfigs + "/scenarios/llama70b-2x3090-nvlink.yaml";
   auto bridge_gb = [&](int requests) {
     const std::string out = run_json(nvlink, "--set engine.split=tensor --set workload.requests=" + std::to_string(requests));
-    const std::size_t at = out.find("card-to-card");
-    REQUIRE(at != std::string::npos);
-    return json_number(out.substr(at), "gb");
+    const vramsim::json::Value run = vramsim::test::parse_json(out);
+    const vramsim::json::Value* links = run.find("links");
+    REQUIRE(links);
+    for (const auto& link : links->items())
+      if (link.find("name")->text().find("card-to-card") != std::string::npos) return link.find("gb")->number();
+    FAIL("no card-to-card link in the run's links");
+    return 0.0;
   };
   const double one = bridge_gb(1), four = bridge_gb(4);
   CHECK(one > 0);

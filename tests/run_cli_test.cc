@@ -219,9 +219,10 @@ TEST_CASE("a measured link rate kept for a faster preset is flagged", "[run][lin
 
 // The run's GPU utilisation: "util" of the top-level "gpu" object (cards and links have their own).
 static double gpu_util(const std::string& json) {
-  const std::size_t gpu = json.find("\"gpu\": {");
-  REQUIRE(gpu != std::string::npos);
-  return vramsim::test::json_number(json.substr(gpu), "util");
+  const vramsim::json::Value run = vramsim::test::parse_json(json);
+  const vramsim::json::Value* util = run.at_path("gpu.util");
+  REQUIRE(util);
+  return util->number();
 }
 
 TEST_CASE("parallel slots: overlapped steps with one client keep the single-slot clock", "[run][parallel]") {
@@ -540,9 +541,7 @@ TEST_CASE("a long prompt's CPU layers stream over the first card's link, once pe
   INFO(r.err);
   REQUIRE(r.status == 0);
   // 8 CPU layers of Mixtral Q4_K_M (6.64 GiB) x 4 micro-batches of 512 tokens.
-  const std::size_t at = r.out.find("\"links\"");
-  REQUIRE(at != std::string::npos);
-  CHECK(json_number(r.out.substr(at), "gb") == Approx(4 * 6.64 * 1.073741824).epsilon(0.02));
+  CHECK(json_number(r.out, "gb", "links") == Approx(4 * 6.64 * 1.073741824).epsilon(0.02));
 }
 
 TEST_CASE("power: a compute-bound prefill pays its FLOPs, and a run over the TDP says so", "[run][power]") {

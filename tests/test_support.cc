@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -52,12 +53,66 @@ Run run_vramsim(const std::string& args) {
   return run;
 }
 
+namespace {
+
+// The members of `v` and everything below it in document order (a member before its value's
+// members): the order their keys appear in the text. `visit` returning true skips the value's
+// members and the rest of that object (a caller that is done keeps returning true).
+void visit_members(const json::Value& v, const std::function<bool(const std::string&, const json::Value&)>& visit) {
+  if (v.is_object()) {
+    for (const auto& [k, member] : v.members()) {
+      if (visit(k, member)) return;
+      visit_members(member, visit);
+    }
+  } else if (v.is_array()) {
+    for (const auto& item : v.items()) visit_members(item, visit);
+  }
+}
+
+}  // namespace
+
+json::Value parse_json(const std::string& text) {
+  auto parsed = json::parse(text);
+  if (!parsed) throw std::runtime_error("not JSON: " + parsed.error().message);
+  return std::move(parsed).value();
+}
+
+const json::Value* json_member(const json::Value& root, const std::string& key, const std::string& within) {
+  const json::Value* found = nullptr;
+  bool inside = within.empty();
+  visit_members(root, [&](const std::string& k, const json::Value& v) {
+    if (found) return true;  // the first match stands: skip the rest of the document
+    if (!inside) {
+      inside = k == within;
+      return false;
+    }
+    if (k != key) return false;
+    found = &v;
+    return true;
+  });
+  return found;
+}
+
 double json_number(const std::string& json, const std::string& key, const std::string& within) {
-  const std::size_t from = within.empty() ? 0 : json.find("\"" + within + "\"");
-  const std::string pattern = "\"" + key + "\": ";
-  const std::size_t at = from == std::string::npos ? std::string::npos : json.find(pattern, from);
-  if (at == std::string::npos) throw std::runtime_error("no " + pattern + " in the JSON output");
-  return std::stod(json.substr(at + pattern.size()));
+  const json::Value root = parse_json(json);
+  const json::Value* v = json_member(root, key, within);
+  if (!v) throw std::runtime_error("no \"" + key + "\"" + (within.empty() ? "" : " after \"" + within + "\"") + " in the JSON output");
+  if (!v->is_number()) throw std::runtime_error("\"" + key + "\" is " + (v->is_null() ? "null" : v->text()) + ", not a number");
+  return v->number();
+}
+
+bool json_truth(const std::string& json, const std::string& key, const std::string& within) {
+  const json::Value root = parse_json(json);
+  const json::Value* v = json_member(root, key, within);
+  if (!v || v->kind() != json::Value::Kind::Bool) throw std::runtime_error("no true or false at \"" + key + "\" in the JSON output");
+  return v->truth();
+}
+
+std::string json_text(const std::string& json, const std::string& key, const std::string& within) {
+  const json::Value root = parse_json(json);
+  const json::Value* v = json_member(root, key, within);
+  if (!v || !v->is_string()) throw std::runtime_error("no string at \"" + key + "\" in the JSON output");
+  return v->text();
 }
 
 std::string read_file(const std::filesystem::path& p) {

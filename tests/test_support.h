@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/catalogue.h"
+#include "core/json_value.h"
 
 namespace vramsim::test {
 
@@ -33,9 +34,20 @@ void check_refused(const std::string& scenario, const std::string& assignment, c
 // `vramsim ARGS` exits 2 (bad usage or config) and its stderr contains `message`.
 void check_usage_error(const std::string& args, const std::string& message);
 
-// The number at `"key": ` in pretty-printed JSON, the first after `"within"` when given
-// (e.g. json_number(out, "p50", "decode_tok_s")).
+// JSON output read with core's JSON reader (never searched as text). parse_json throws
+// std::runtime_error on text that is not one JSON document.
+json::Value parse_json(const std::string& text);
+// The first member named `key` in document order, after the first member named `within` when
+// given (inside it when it holds one: json_member(out, "p50", "decode_tok_s") is
+// decode_tok_s.p50); nullptr when there is none.
+const json::Value* json_member(const json::Value& root, const std::string& key, const std::string& within = "");
+// That member's number (e.g. json_number(out, "p50", "decode_tok_s")); throws
+// std::runtime_error when it is missing or not a number.
 double json_number(const std::string& json, const std::string& key, const std::string& within = "");
+// ... a boolean's truth, a string's text (the same member; std::runtime_error when absent or of
+// another kind).
+bool json_truth(const std::string& json, const std::string& key, const std::string& within = "");
+std::string json_text(const std::string& json, const std::string& key, const std::string& within = "");
 
 // The whole content of file `p` ("" when it cannot be read).
 std::string read_file(const std::filesystem::path& p);
