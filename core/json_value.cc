@@ -195,7 +195,13 @@ class Parser {
       return pos_ > from;
     };
     if (pos_ < s_.size() && s_[pos_] == '-') ++pos_;
+    const std::size_t integer = pos_;
     if (!digits()) fail("a value");
+    // JSON writes no leading zero ("0100" is not a number): the 0 stands alone before '.' or 'e'.
+    if (s_[integer] == '0' && pos_ > integer + 1) {
+      pos_ = integer + 1;
+      fail("a number without a leading zero");
+    }
     if (pos_ < s_.size() && s_[pos_] == '.') {
       ++pos_;
       if (!digits()) fail("digits after '.'");

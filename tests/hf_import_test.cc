@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "core/config_reader.h"
+#include "core/json_value.h"
 #include "tests/test_support.h"
 #include "workloads/hf_import.h"
+#include "workloads/params_text.h"
 
 using namespace vramsim;
 using namespace vramsim::workloads;
@@ -357,6 +361,41 @@ TEST_CASE("import: a trailing comma is refused at its line and column", "[import
   CHECK_THAT(r.error().message, Catch::EndsWith("config.json:3:1: error: not strict JSON: expected a key (a trailing comma?)"));
   // The byte-order mark some editors write is not an error.
   CHECK(import_json("\xEF\xBB\xBF" + llama_like()).ok());
+}
+
+// JSON writes no leading zero: "0100000.0" is refused where YAML would have read a number.
+TEST_CASE("import: a number with a leading zero is refused at its column", "[import][messages]") {
+  auto r = import_json("{\"model_type\": \"llama\", \"hidden_size\": 01024}\n");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::EndsWith("config.json:1:41: error: not strict JSON: expected a number without a leading zero"));
+  for (const char* ok : {"0", "-0", "0.5", "-0.25e3", "10", "1e-05"}) {
+    INFO(ok);
+    CHECK(vramsim::json::parse(ok).ok());
+  }
+  CHECK_FALSE(vramsim::json::parse("-012").ok());
+}
+
+// A routed-expert count so large that the four-digit totals would read back below the routed
+// experts' sum (a fuzzer's find): the written counts keep the catalogue's checks, within 5e-4.
+TEST_CASE("import: written parameter counts hold the catalogue's checks when rounding would break them", "[import]") {
+  vramsim::workloads::ModelSpec m;
+  m.params_total = 563.7e12 + 1e9;
+  m.params_active = 40e9;
+  m.moe = vramsim::workloads::MoeSpec{};
+  m.moe->layers = 32;
+  m.moe->experts = 100000;
+  m.moe->experts_per_token = 2;
+  m.moe->expert_params = 3.0 * 4096 * 14336;  // 176,160,768, written 1.762e8 (rounded up)
+  const auto t = vramsim::workloads::params_text(m);
+  CHECK(t.expert == "1.762e8");
+  const double routed = 32.0 * 100000 * std::stod(t.expert);
+  CHECK(std::stod(t.total) >= routed);
+  CHECK(std::fabs(std::stod(t.total) - m.params_total) <= 5e-4 * m.params_total);
+  CHECK(std::stod(t.active) >= 32.0 * 2 * std::stod(t.expert));
+  // An ordinary model keeps four digits.
+  m.params_total = 46.7e9;
+  m.moe->experts = 8;
+  CHECK(vramsim::workloads::params_text(m).total == "4.67e10");
 }
 
 TEST_CASE("import: a number written as a string is refused", "[import][messages]") {

@@ -16,6 +16,7 @@
 
 #include "core/config_reader.h"
 #include "core/json_value.h"
+#include "workloads/params_text.h"
 
 namespace vramsim::workloads {
 namespace {
@@ -95,17 +96,6 @@ class Fields {
   const Node& node_;
   std::string path_;
 };
-
-// A parameter count as a YAML number with four significant digits, "8.03e9": mantissa in
-// [1, 10) and a plain exponent, whatever the size ("%g" alone switches to "e+04" forms that
-// would not parse as one number once a suffix is appended).
-std::string format_params(double p) {
-  if (!(p > 0)) return "0";
-  const int exponent = static_cast<int>(std::floor(std::log10(p)));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4ge%d", p / std::pow(10.0, exponent), exponent);
-  return buf;
-}
 
 std::string quoted(const std::string& text);  // below: a YAML double-quoted scalar
 
@@ -424,12 +414,13 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
     << "# Parameter counts are computed from the tensor shapes the config implies (biases ignored);\n"
     << "# active = the layers' active weights + the LM head (input embedding rows are not counted).\n";
   for (const auto& n : notes) y << "# Note: " << n << "\n";
+  const ParamsText written = params_text(m);
   y
     << "name: " << quoted(m.name) << "\n"
     << "display_name: " << quoted(m.display_name) << "\n"
     << "source: " << quoted(path) << "\n"
     << "family: " << (m.is_moe() ? "moe" : "dense") << "\n"
-    << "params:\n  total: " << format_params(m.params_total) << "\n  active: " << format_params(m.params_active) << "\n"
+    << "params:\n  total: " << written.total << "\n  active: " << written.active << "\n"
     << "layers: " << m.layers << "\n"
     << "hidden_size: " << m.hidden_size << "\n"
     << "vocab_size: " << m.vocab_size << "\n"
@@ -448,7 +439,7 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
   if (m.moe)
     y << "moe:\n  layers: " << m.moe->layers << "\n  experts: " << m.moe->experts << "\n  experts_per_token: "
       << m.moe->experts_per_token << "\n  shared_experts: " << m.moe->shared_experts << "\n  expert_params: "
-      << format_params(m.moe->expert_params) << "\n";
+      << written.expert << "\n";
   return ImportedModel{m, y.str(), notes};
 }
 
