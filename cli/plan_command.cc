@@ -180,10 +180,11 @@ int plan_command(const std::vector<std::string>& argv) {
   // The names, validated. The model's own format is judged by the candidates that use it: a
   // format plan tries may fit where the model's native one does not (e.g. its experts in RAM).
   config::Catalogue catalogue = open_catalogue(args.get("--configs"));
-  if (auto lowest = args.get("--lowest-quant")) {
-    if (args.get("--quant")) throw UsageError("--lowest-quant: plan steps down from Q4_K_M only without --quant");
-    (void)lower_rungs(workloads::FormatTables::load(catalogue), *lowest);
-  }
+  if (args.get("--lowest-quant") && args.get("--quant"))
+    throw UsageError("--lowest-quant: plan steps down from Q4_K_M only without --quant");
+  // The rungs plan may step down to (checked here, before anything is simulated).
+  const std::vector<std::string> rungs =
+      lower_rungs(workloads::FormatTables::load(catalogue), args.get("--lowest-quant").value_or("Q2_K"));
   sim::Scenario named;
   try {
     named = named_scenario(args, "plan");
@@ -239,10 +240,8 @@ int plan_command(const std::vector<std::string>& argv) {
   // does, none is tried: offloading a lower format only trades quality for a little speed.
   std::vector<std::string> lower;
   if (llama && !args.get("--quant") && !all_gpu) {
-    const workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
     std::vector<Candidate> lower_candidates;
     std::vector<Skipped> lower_skipped;
-    const std::vector<std::string> rungs = lower_rungs(formats, args.get("--lowest-quant").value_or("Q2_K"));
     for (const auto& rung : rungs) {
       if (all_gpu) break;
       lower.push_back(rung);
@@ -412,10 +411,10 @@ int plan_command(const std::vector<std::string>& argv) {
               << " layers on the CPU (" << experts->flags << ") decodes " << fixed(experts->decode / whole->decode, 2)
               << "x as fast as moving whole layers to the CPU (" << whole->flags << ").\n";
   if (!lower.empty()) {
-    std::string rungs;
-    for (const auto& q : lower) rungs += (rungs.empty() ? "" : ", ") + q;
+    std::string tried;
+    for (const auto& q : lower) tried += (tried.empty() ? "" : ", ") + q;
     std::cout << "\n  No format from Q4_K_M up keeps every layer on the GPU" << (named.cards.size() > 1 ? "s" : "")
-              << ", so plan also tried " << rungs << " (below Q4_K_M: smaller and faster, lower in output quality; "
+              << ", so plan also tried " << tried << " (below Q4_K_M: smaller and faster, lower in output quality; "
               << "compare them on your task before you choose one).\n";
   }
   if (!skipped.empty()) {

@@ -131,6 +131,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   } else {
     s.expert_format = s.other_format = *formats.weight(model.native_format);
   }
+  // No expert cache unless the family decodes one (the expert-cache families).
+  s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe
   engines::family(s.family).decode(e, s, model, cards);
   // As llama.cpp's -ngl: a count above the model's layers (the customary 99) means every layer
   // and the LM head. llama.cpp counts the output layer as layer n_layer and offloads

@@ -21,13 +21,11 @@ class LlamaCpp final : public EngineFamily {
  public:
   std::string_view name() const override { return "llama.cpp"; }
 
-  void decode(config::MapReader& e, EngineSetup& s, const workloads::ModelSpec&, int) const override {
+  void decode(config::MapReader& e, EngineSetup&, const workloads::ModelSpec&, int) const override {
     if (e.has("expert_cache"))
       e.fail_at("expert_cache", "family llama.cpp keeps each layer's experts with it (in VRAM, or in RAM with --n-cpu-moe): "
                                 "it has no expert cache (preset: expert-cache has one)");
     if (e.has("kv_pool")) e.fail_at("kv_pool", "family llama.cpp has no paged KV pool (preset: vllm has one)");
-    s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe
-    s.cache_slots = 0;
   }
 
   // -ngl N [--n-cpu-moe N | --cpu-moe] [--split-mode row] [-ts A,B] -c C [-b B] [-ub U] [-np N]

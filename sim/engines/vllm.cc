@@ -44,8 +44,6 @@ class Vllm final : public EngineFamily {
     if (e.has("expert_cache"))
       e.fail_at("expert_cache", "family vllm keeps every weight on the GPU(s): it has no expert cache (preset: "
                                 "expert-cache has one)");
-    s.expert_cache = false;
-    s.cache_slots = 0;
     auto pool = e.optional_map("kv_pool");
     if (!pool)
       e.fail_at("kv_pool", "family vllm allocates a paged KV pool at start: give kv_pool "
