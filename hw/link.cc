@@ -59,6 +59,13 @@ LinkSpec decode_link(const config::Node& node, const std::string& key_path, std:
     b.finish();
   }
   l.latency_s = r.quantity("latency", Dimension::Time, Lower::NonNegative);
+  if (r.has("staged_peer_latency")) {
+    if (l.kind != LinkKind::Pcie)
+      r.fail_at("staged_peer_latency", "only a PCIe link stages copies between cards through host memory");
+    l.staged_peer_latency_s = r.quantity("staged_peer_latency", Dimension::Time, Lower::NonNegative);
+    if (l.staged_peer_latency_s >= 0.01)
+      r.fail_at("staged_peer_latency", "a fixed cost per copy of 10 ms or more is not physical; check the unit (us)");
+  }
   if (auto duplex = r.optional_string("duplex"); duplex && *duplex != "full")
     r.fail_at("duplex", "only full-duplex links are modelled; expected \"full\"");
   if (l.kind == LinkKind::Nvlink)

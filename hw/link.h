@@ -23,6 +23,10 @@ struct LinkSpec {
   double nominal_bandwidth = 0;    // per direction, from signalling rate and line code
   double typical_bandwidth = 0;    // per direction, achieved by pinned DMA copies
   double latency_s = 0;            // fixed cost of one transfer, seconds
+  // A copy between two cards without peer-to-peer access (cudaMemcpyPeer falling back to
+  // the driver's copy through host memory): its fixed cost, seconds, as p2pBandwidthLatencyTest
+  // measures it ("P2P=Disabled Latency"). PCIe only; unset: the two DMA copies' latencies.
+  double staged_peer_latency_s = 0;
   NvlinkTopology topology = NvlinkTopology::None;  // NVLink only: `topology: bridge | switch`
 };
 

@@ -66,12 +66,32 @@ std::vector<Fabric::Move> Fabric::card_hops(int from, int to, int hop) const {
   return {hop == 0 ? Move{a, p_.host} : Move{p_.host, b}};
 }
 
-void Fabric::card_to_card(int from, int to, double bytes) {
-  for (int hop = 0; hop < 2; ++hop) move_all(card_hops(from, to, hop), bytes);
+double Fabric::staged_wait(const std::vector<std::pair<int, int>>& pairs) const {
+  if (p_.direct_peer || staged_latency_.empty()) return 0.0;
+  double wait = 0;
+  for (const auto& [a, b] : pairs) {
+    const double fixed = std::max(staged_latency_.at(static_cast<std::size_t>(a)), staged_latency_.at(static_cast<std::size_t>(b)));
+    const double links = link_latency_.at(static_cast<std::size_t>(a)) + link_latency_.at(static_cast<std::size_t>(b));
+    wait = std::max(wait, fixed - links);
+  }
+  return wait;
 }
+
+void Fabric::card_to_card(int from, int to, double bytes) { card_copies({{from, to}}, bytes); }
 
 void Fabric::count_card_to_card(int from, int to, double bytes) {
   for (int hop = 0; hop < 2; ++hop) move_all(card_hops(from, to, hop), bytes, false);
+}
+
+void Fabric::card_copies(const std::vector<std::pair<int, int>>& pairs, double bytes, bool simulate) {
+  if (simulate && !pairs.empty())
+    if (const double wait = staged_wait(pairs); wait > 0) s4u::this_actor::sleep_for(wait);
+  for (int hop = 0; hop < 2; ++hop) {
+    std::vector<Move> moves;
+    for (const auto& [from, to] : pairs)
+      for (const Move& m : card_hops(from, to, hop)) moves.push_back(m);
+    move_all(moves, bytes, simulate);
+  }
 }
 
 void Fabric::all_reduce(double bytes) { ring_all_reduce(bytes, 1.0, true); }

@@ -6,10 +6,13 @@
 //   host -> card c:   latency_c (+ switch latency) + bytes / min(link_c, switch uplink)
 //   card a -> card b: direct (NVLink, or PCIe peer-to-peer over both cards' links):
 //                     route latency + bytes / slowest link on the route;
-//                     staged through host memory: (latency_a + bytes / link_a) + (latency_b + bytes / link_b)
+//                     staged through host memory: (latency_a + bytes / link_a) + (latency_b + bytes / link_b),
+//                     or with the links' staged_peer_latency set (the driver's fallback for
+//                     cudaMemcpyPeer): max(that, latency_a + latency_b) + bytes / link_a + bytes / link_b
 //   ring all-reduce of B bytes per card over N cards: 2 (N - 1) steps; in each, every card
 //                     sends B / N bytes to the next card at once (the links are distinct, so
-//                     each step takes one such transfer's time on an even machine).
+//                     each step takes one such transfer's time on an even machine). NCCL stages
+//                     through host memory itself: no driver fallback cost.
 // Units: bytes, seconds.
 #pragma once
 
@@ -29,12 +32,25 @@ class Fabric {
       : p_(platform), switch_(has_switch), gpu_link_(has_gpu_link), card_down_(platform.gpus.size(), 0.0),
         card_up_(platform.gpus.size(), 0.0) {}
 
+  // Card `c`'s link stages a copy to or from another card (no direct route) at a fixed cost
+  // of `seconds[c]` (LinkSpec::staged_peer_latency_s; 0: its DMA copies' latencies alone). A
+  // staged copy between cards a and b waits the part of the larger of theirs that its two
+  // copies' link latencies do not already make up.
+  // `link_latency[c]`: that link's own latency per copy, seconds (what the platform charges).
+  void set_staged_peer_latency(std::vector<double> seconds, std::vector<double> link_latency) {
+    staged_latency_ = std::move(seconds);
+    link_latency_ = std::move(link_latency);
+  }
+
   void host_to_card(int card, double bytes);
   void card_to_host(int card, double bytes);
   void card_to_card(int from, int to, double bytes);
   // Counts a copy's bytes on its links without simulating it (a copy whose duration the
   // caller already knows, on an otherwise idle fabric).
   void count_card_to_card(int from, int to, double bytes);
+  // `bytes` from each (from, to) pair's first card to its second, all at once (each staged
+  // copy hop by hop: every first hop, then every second); `simulate` false only counts them.
+  void card_copies(const std::vector<std::pair<int, int>>& pairs, double bytes, bool simulate = true);
   // Every card ends with the sum of all cards' `bytes`-sized buffers (ring algorithm).
   void all_reduce(double bytes);
   // Counts the bytes of `times` such all-reduces on their links without simulating them (ones
@@ -66,7 +82,11 @@ class Fabric {
   void ring_all_reduce(double bytes, double times, bool simulate);
   int card_of(const simgrid::s4u::Host* h) const;
 
+  // The driver's fixed cost beyond the links' latencies of the staged copies between `pairs`.
+  double staged_wait(const std::vector<std::pair<int, int>>& pairs) const;
+
   const Platform& p_;
+  std::vector<double> staged_latency_, link_latency_;  // per card's link, seconds (set_staged_peer_latency)
   bool switch_ = false;
   bool gpu_link_ = false;
   std::int64_t comms_ = 0;

@@ -394,12 +394,14 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     if (const auto bias = s.engine.decode_bias.find(card.gpu.spec.name);
         bias != s.engine.decode_bias.end() && said.insert(bias->first).second)
       s.warnings.push_back(s.engine.preset + " on " + bias->first + ": " + bias->second + " (docs/validation.md, out-of-sample)");
-  // llama.cpp's row split (--split-mode row) is simulated as a tensor-parallel engine's all-reduces;
-  // no measurement of llama.cpp's own backs it, and users measure it slower than a layer split.
-  if (s.cards.size() > 1 && s.engine.split == Split::Tensor && !s.engine.kv_pool && !s.engine.expert_cache)
-    s.warnings.push_back("llama.cpp's row split (--split-mode row) is not calibrated: it is simulated with a tensor-parallel "
-                         "engine's all-reduces, and users measure it slower than a layer split on GeForce cards without "
-                         "peer-to-peer (ggml-org/llama.cpp issue 5619: 27 against 40 tok/s); docs/multi-card.md");
+  // llama.cpp's row split (--split-mode row, sim/row_split.h): its layout is that of the builds
+  // before ggml-org/llama.cpp PR 10026 (KV cache on the main card), and builds since PR 24216
+  // have none.
+  if (s.cards.size() > 1 && s.engine.row_split)
+    s.warnings.push_back("llama.cpp's row split (--split-mode row) is simulated as ggml-cuda runs it: every split product's "
+                         "input copied to each card and the result slices back, 128 tokens at a time, attention and the "
+                         "KV cache on the main card (builds before PR 10026, October 2024, placed the KV cache so); "
+                         "builds since PR 24216 (June 2026) have no row split; docs/multi-card.md");
   // Each host worker group computes one expert at a time on its own cores. Set by the scenario,
   // more groups than cores is an error; the preset's count (its own machine's) becomes one group
   // per core on a smaller host, and the run says so.

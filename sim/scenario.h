@@ -176,6 +176,12 @@ struct EngineSetup {
   bool engine_vram_rule = false;
   bool vram_rule_given = false;  // the scenario or a --set chose the rule (run --model keeps it)
   Split split = Split::Single;
+  // llama.cpp's tensor split is its row split (--split-mode row): each weight matrix of the
+  // repeating layers split by rows over the cards, every split matrix product copying its input
+  // from the main card (card 0) to the others and their slices of the result back, attention and
+  // the KV cache on the main card (sim/row_split.h). false: a tensor-parallel engine's split
+  // (vLLM): heads and KV sharded, two all-reduces per layer. Set by the engine family.
+  bool row_split = false;
   std::vector<int> layer_split;  // layers per card (pipeline); empty: proportional to free memory
   std::optional<int> max_queue;  // admission control: requests waiting beyond this are rejected
   std::optional<KvPool> kv_pool;  // paged KV (engine.kv_pool): no per-slot KV reservation

@@ -2,8 +2,10 @@
 // prefill), a tensor split's shards with their all-reduces, an expert split's exchanges, and
 // the host CPU's layers as a stage of their own.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
+#include "sim/row_split.h"
 #include "sim/step_executor.h"
 
 namespace vramsim::sim {
@@ -153,6 +155,41 @@ void StepExecutor::run_expert_step(const StepCosts& total, const std::vector<Ste
   }
 }
 
+double StepExecutor::row_split_layer_copies(std::int64_t tokens) {
+  const int n = static_cast<int>(s_.cards.size());
+  std::vector<std::pair<int, int>> out, back;  // main card -> each other card, and back
+  for (int c = 1; c < n; ++c) {
+    out.emplace_back(0, c);
+    back.emplace_back(c, 0);
+  }
+  const bool quantized = s_.engine.other_format.bits_per_weight < 16;
+  const auto products = row_split_products(s_.model, row_split_q8_1_input(quantized, tokens, s_.engine.physics.mmq_max_rows));
+  // Chunk by chunk (kRowSplitChunk tokens), product by product: each card's slice of the
+  // output back after the input went out (an even split).
+  auto copy = [&](bool simulate, double times) {
+    for (std::int64_t done = 0; done < tokens; done += kRowSplitChunk) {
+      const double t = static_cast<double>(std::min(kRowSplitChunk, tokens - done)) * times;
+      for (const RowSplitProduct& p : products) {
+        fabric_->card_copies(out, t * p.input_bytes, simulate);
+        fabric_->card_copies(back, t * p.output_bytes / n, simulate);
+      }
+    }
+  };
+  // As the all-reduces: the cards are held, so the first layer of each size runs on the
+  // platform and the others reuse its time.
+  const double layers = s_.model.layers;
+  auto known = row_split_s_.find(tokens);
+  if (known == row_split_s_.end()) {
+    const double t0 = now();
+    copy(true, 1.0);
+    known = row_split_s_.emplace(tokens, now() - t0).first;
+    copy(false, layers - 1.0);
+  } else {
+    copy(false, layers);
+  }
+  return known->second;
+}
+
 // Pipeline: each card's layers in turn, the hidden states handed to the next card over the
 // platform. Tensor: every layer on all cards at once (each its shard; the slowest sets the
 // pace) and two all-reduces of the hidden states per layer (after attention, after the MLP).
@@ -192,19 +229,26 @@ double StepExecutor::run_split_step(const std::vector<StepCosts>& cards, std::in
   double slowest = 0;
   for (const auto& c : cards) slowest = std::max(slowest, c.total());
   const double t0 = now();
-  // All cards are held and nothing else uses the fabric during a tensor step, so every
-  // all-reduce of a given size takes the same time: the first of each size runs as SimGrid
-  // communications, the rest reuse its measured duration (exact, and ~100x fewer activities).
-  auto known = all_reduce_s_.find(bytes);
-  double counted = 0;  // all-reduces whose bytes the fabric has already counted
-  if (known == all_reduce_s_.end()) {
-    const double a0 = now();
-    fabric_->all_reduce(bytes);
-    counted = 1;
-    known = all_reduce_s_.emplace(bytes, now() - a0).first;
+  double collectives = 0;
+  if (s_.engine.row_split) {
+    // Each split product waits for its copies and, chunk by chunk, its events (collective_sync).
+    const double chunks = std::ceil(static_cast<double>(tokens) / kRowSplitChunk);
+    collectives = layers * (row_split_layer_copies(tokens) + chunks * kLayerProducts * ph.collective_sync);
+  } else {
+    // All cards are held and nothing else uses the fabric during a tensor step, so every
+    // all-reduce of a given size takes the same time: the first of each size runs as SimGrid
+    // communications, the rest reuse its measured duration (exact, and ~100x fewer activities).
+    auto known = all_reduce_s_.find(bytes);
+    double counted = 0;  // all-reduces whose bytes the fabric has already counted
+    if (known == all_reduce_s_.end()) {
+      const double a0 = now();
+      fabric_->all_reduce(bytes);
+      counted = 1;
+      known = all_reduce_s_.emplace(bytes, now() - a0).first;
+    }
+    fabric_->count_all_reduces(bytes, layers * 2.0 - counted);
+    collectives = layers * 2.0 * (ph.collective_sync + known->second);
   }
-  fabric_->count_all_reduces(bytes, layers * 2.0 - counted);
-  const double collectives = layers * 2.0 * (ph.collective_sync + known->second);
   s4u::this_actor::sleep_until(t0 + slowest + collectives);
   rec_.activities();
   out.collective_s += collectives;

@@ -66,6 +66,12 @@ void StepExecutor::build_platform() {
   for (const auto& c : s_.cards) spec_.peer_to_peer = spec_.peer_to_peer && c.gpu.spec.peer_to_peer;
   platform_ = sim::build_platform(spec_);
   fabric_ = std::make_unique<Fabric>(platform_, spec_.pcie_switch.has_value(), spec_.gpu_link.has_value());
+  std::vector<double> staged, latency;
+  for (const auto& c : s_.cards) {
+    staged.push_back(c.link.spec.staged_peer_latency_s);
+    latency.push_back(c.link.spec.latency_s);
+  }
+  fabric_->set_staged_peer_latency(std::move(staged), std::move(latency));
   for (std::size_t c = 0; c < s_.cards.size(); ++c) card_lock_.push_back(s4u::Mutex::create());
   host_lock_ = s4u::Mutex::create();
   engine_loop_ = s4u::Mutex::create();

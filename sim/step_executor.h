@@ -80,6 +80,9 @@ class StepExecutor {
 
  private:
   bool tensor() const { return s_.engine.split == Split::Tensor; }
+  // llama.cpp's row split: one layer's split products' copies for a step of `tokens` positions
+  // (sim/row_split.h), seconds; the bytes of every GPU layer's copies are counted on the links.
+  double row_split_layer_copies(std::int64_t tokens);
   // Several slots taking turns in one decode loop (llama.cpp's): a slot's whole step runs alone.
   bool serial_loop() const { return s_.engine.parallel > 1 && s_.engine.scheduling == SlotScheduling::Serial; }
   bool pipelines_micro_batches(std::int64_t tokens) const;
@@ -106,6 +109,7 @@ class StepExecutor {
   simgrid::s4u::MutexPtr host_lock_;
   simgrid::s4u::MutexPtr engine_loop_;
   std::map<double, double> all_reduce_s_;                    // tensor: all-reduce duration by bytes
+  std::map<std::int64_t, double> row_split_s_;              // row split: one layer's copies, by tokens
   std::map<std::int64_t, std::vector<double>> exchange_s_;   // expert split: per tokens, per card
   std::unordered_set<std::int64_t> prefixes_;                // shared prefixes in the prompt cache
 };

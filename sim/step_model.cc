@@ -62,7 +62,8 @@ StepCosts& StepCosts::operator-=(const StepCosts& o) {
 }
 
 StepModel::StepModel(const Scenario& s, const VramPlan& plan, int card)
-    : s_(s), card_(s.cards.at(static_cast<std::size_t>(card))), layers_(plan.layers()), shard_(plan.shard) {
+    : s_(s), card_(s.cards.at(static_cast<std::size_t>(card))), layers_(plan.layers()), shard_(plan.shard),
+      attention_share_(plan.attention_share) {
   bw_ = card_.gpu.spec.memory_bandwidth * s.engine.physics.gpu_bandwidth_efficiency;
   init(plan);
 }
@@ -97,7 +98,7 @@ void StepModel::init(const VramPlan& plan) {
   // PCIe read path: the host computes every missing expert.
   if (!s.engine.expert_cache || s.engine.misses_on_cpu) host_slots_ = std::numeric_limits<int>::max();
   kv_bytes_per_token_layer_ =
-      shard_ * workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
+      plan.attention_share * workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
 }
 
@@ -274,7 +275,7 @@ double StepModel::prefill_attention_flops(std::int64_t tokens, std::int64_t cach
   const double windowed_layers = windowed ? window->layers : 0.0;
   const double pairs = (m.layers - windowed_layers) * attended_pairs(tokens, cached, unbounded) +
                        (windowed ? windowed_layers * attended_pairs(tokens, cached, window->window_tokens) : 0.0);
-  return per_pair * pairs / m.layers * (shard_ * layers_);
+  return per_pair * pairs / m.layers * (attention_share_ * layers_);
 }
 
 double StepModel::ubatches(std::int64_t tokens) const {

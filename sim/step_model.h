@@ -252,7 +252,8 @@ class StepModel {
   const CardSetup& card_;
   bool host_ = false;          // the host CPU's layers
   int layers_ = 0;             // layers this card runs
-  double shard_ = 1;           // share of each layer (tensor split)
+  double shard_ = 1;           // share of each layer's weights (tensor split)
+  double attention_share_ = 1; // ... of its attention and KV cache (VramPlan::attention_share)
   double link_latency_ = 0;
   double zero_copy_ = 0;       // GPU reads of mapped host memory / copy rate
   double bw_ = 0;              // effective VRAM bandwidth, bytes/s

@@ -77,7 +77,10 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     r.concurrent_sequences = s.engine.parallel;
     const workloads::Footprint total = workloads::footprint(m, r);
     if (s.engine.split == Split::Tensor) {  // every card holds 1/N of every layer
-      for (double u : usable) out.push_back({0, m.layers, total.total / n, u});
+      // llama.cpp's row split keeps the KV cache whole on the main card (card 0).
+      const double kv_main = s.engine.row_split ? total.kv : 0.0;
+      for (std::size_t c = 0; c < usable.size(); ++c)
+        out.push_back({0, m.layers, (total.total - kv_main) / n + (c == 0 ? kv_main : 0.0), usable[c]});
       return out;
     }
     return workloads::split_footprint(total, gpu_layers, dealt(), usable);
@@ -109,8 +112,10 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
                        : bytes * (1.0 + workloads::budget::kOverheadShare) + workloads::budget::kOverheadFixedBytes * share;
   };
   if (s.engine.split == Split::Tensor) {  // every card holds 1/N of every GPU layer
-    const double each = need(bytes_of(first_gpu, m.layers) / n, 1.0 / n);
-    for (double u : usable) out.push_back({first_gpu, m.layers, each, u});
+    const double kv_main = s.engine.row_split ? kv_per_layer * (m.layers - first_gpu) : 0.0;  // as above
+    const double each = (bytes_of(first_gpu, m.layers) - kv_main) / n;
+    for (std::size_t c = 0; c < usable.size(); ++c)
+      out.push_back({first_gpu, m.layers, need(each + (c == 0 ? kv_main : 0.0), 1.0 / n), usable[c]});
     return out;
   }
   const std::vector<int> layers = dealt();
@@ -296,6 +301,7 @@ Result<std::vector<VramPlan>> plan_memory(const Scenario& s) {
     const CardSetup& card = s.cards[static_cast<std::size_t>(c)];
     VramPlan p;
     p.shard = tensor ? 1.0 / n : 1.0;
+    p.attention_share = s.engine.row_split ? (c == 0 ? 1.0 : 0.0) : p.shard;
     if (!cached) {
       p.first_layer = dense[static_cast<std::size_t>(c)].first_layer;
       p.end_layer = dense[static_cast<std::size_t>(c)].end_layer;
@@ -320,7 +326,7 @@ Result<std::vector<VramPlan>> plan_memory(const Scenario& s) {
     p.layer_bytes = holds_rest ? per_layer * p.shard : 0.0;
     p.head_bytes = holds_head ? head * p.shard : 0.0;
     p.non_expert_weights = p.layer_bytes * p.layers() + p.shard * ((holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
-    p.kv_cache = holds_rest ? kv_all * p.shard * p.layers() / m.layers : 0.0;
+    p.kv_cache = holds_rest ? kv_all * p.attention_share * p.layers() / m.layers : 0.0;
     p.card_total = card_total(card);
     p.others = card.gpu.vram_used_by_others;
     p.runtime = s.engine.physics.runtime_vram;

@@ -47,7 +47,8 @@ struct VramPlan {
   // The card's part of the model.
   int first_layer = 0;            // layers [first_layer, end_layer)
   int end_layer = 0;
-  double shard = 1;               // share of each of its layers' weights and KV heads (tensor: 1 / cards)
+  double shard = 1;               // share of each of its layers' weights (tensor: 1 / cards)
+  double attention_share = 1;     // ... of its layers' attention and KV cache (tensor: 1 / cards; row split: 1 on card 0, else 0)
   double layer_bytes = 0;         // non-expert weights of one layer on this card
   double head_bytes = 0;          // LM head on this card (the last card of a pipeline)
   // A paged KV pool (engine.kv_pool): kv_cache is the pool, in blocks of block_bytes.

@@ -58,11 +58,28 @@ TEST_CASE("GeForce cards without peer-to-peer: copies staged through host memory
   CHECK(t[2] == Approx(2 * (kPcieLat + b / 2 / kX4 + kPcieLat + b / 2 / kX4)).epsilon(1e-9));
 }
 
+TEST_CASE("a staged copy between cards waits the driver's fallback latency, once for copies at once", "[sim][fabric]") {
+  const double b = 16 * kMB, staged = 15e-6;  // configs/links: p2pBandwidthLatencyTest's P2P=Disabled latency
+  auto t = measure(cards({kX16, kX16, kX16}), [&](Fabric& f, std::vector<double>& out) {
+    f.set_staged_peer_latency({staged, staged, staged}, {kPcieLat, kPcieLat, kPcieLat});
+    out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
+    out.push_back(timed([&] { f.card_copies({{0, 1}, {0, 2}}, b); }));  // card 0's link carries both
+    out.push_back(timed([&] { f.card_copies({{0, 1}}, b, false); }));   // counted only
+    out.push_back(timed([&] { f.all_reduce(b); }));                      // NCCL's own staging: no fallback
+  });
+  // The fixed cost replaces the two DMA copies' latencies (staged - 2 x latency more).
+  CHECK(t[0] == Approx(staged + 2 * b / kX16).epsilon(1e-9));
+  CHECK(t[1] == Approx(staged + 2 * b / kX16 + b / kX16).epsilon(1e-9));
+  CHECK(t[2] == 0.0);
+  CHECK(t[3] == Approx(4 * (kPcieLat + b / 3 / kX16 + kPcieLat + b / 3 / kX16)).epsilon(1e-7));
+}
+
 TEST_CASE("peer-to-peer over PCIe crosses both cards' links, the slower one sets the rate", "[sim][fabric]") {
   PlatformSpec spec = cards({kX16, kX4});
   spec.peer_to_peer = true;
   const double b = 16 * kMB;
   auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) {
+    f.set_staged_peer_latency({15e-6, 15e-6}, {kPcieLat, kPcieLat});  // a direct route stages nothing
     out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
     out.push_back(timed([&] { f.card_to_card(1, 0, b); }));
   });

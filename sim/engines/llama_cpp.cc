@@ -21,7 +21,8 @@ class LlamaCpp final : public EngineFamily {
  public:
   std::string_view name() const override { return "llama.cpp"; }
 
-  void decode(config::MapReader& e, EngineSetup&, const workloads::ModelSpec&, int) const override {
+  void decode(config::MapReader& e, EngineSetup& s, const workloads::ModelSpec&, int) const override {
+    s.row_split = s.split == Split::Tensor;  // llama.cpp's only tensor split (sim/row_split.h)
     if (e.has("expert_cache"))
       e.fail_at("expert_cache", "family llama.cpp keeps each layer's experts with it (in VRAM, or in RAM with --n-cpu-moe): "
                                 "it has no expert cache (preset: expert-cache has one)");
