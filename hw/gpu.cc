@@ -47,6 +47,7 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::i
         c.optional_quantity("dense_fp16_accumulate", Dimension::FlopRate).value_or(g.dense_fp16_flops);
     if (g.dense_fp16_accumulate_flops < g.dense_fp16_flops)
       c.fail_at("dense_fp16_accumulate", "the fp16-accumulate tensor rate cannot be below the fp32-accumulate one (dense_fp16)");
+    g.sm_count = static_cast<int>(c.optional_integer("sm_count", 1, 1000).value_or(0));
     c.finish();
   }
   {

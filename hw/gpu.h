@@ -31,6 +31,9 @@ struct GpuSpec {
   // parts (their fp32 accumulate runs at half rate), the same elsewhere (the default). cuBLAS
   // GEMMs computed in fp16 (CUBLAS_COMPUTE_16F) run at it.
   double dense_fp16_accumulate_flops = 0;
+  // Streaming multiprocessors (the datasheet's or whitepaper's SM count; 0: not given). A
+  // kernel whose grid has fewer blocks than this runs on that many SMs only.
+  int sm_count = 0;
   double tdp_watts = 0;
   double idle_watts = 0;
   int pcie_generation = 0;                     // 0 for unified-memory parts (no PCIe link)

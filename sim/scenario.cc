@@ -374,6 +374,11 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
                                                           (s.engine.misses_on_cpu ? " (a hot set is chosen from them; "
                                                                                     "engine.expert_cache.size: 0 runs without one)"
                                                                                   : ""));
+  // A decode attention kernel of a few blocks covers a share of each card's SMs: it needs their count.
+  for (const auto& card : s.cards)
+    if (s.engine.physics.decode_attention_blocks > 0 && s.model.attention.layout == workloads::AttentionLayout::Mla && card.gpu.spec.sm_count <= 0)
+      config::fail(r.any("hardware"), "hardware.gpu", card.gpu.spec.name + " gives no compute.sm_count, which engine.decode_attention_blocks "
+                                                      "needs for an MLA model: add the card's SM count from its datasheet");
   s.workload = workloads::decode_workload(r.map("workload"), s.engine.context);
   s.seed = static_cast<std::uint64_t>(r.optional_integer("seed", 0, std::int64_t{1} << 53).value_or(1));
   // An expert split's cards read their experts in the same layer at once: behind a PCIe switch

@@ -111,6 +111,9 @@ struct EnginePhysics {
   // Prefill attention without a fused (flash) kernel: bytes of VRAM traffic per attention
   // score (one query, one key, one head) between its kernels; 0: fused, the scores stay on chip.
   double attention_score_bytes = 0;
+  // Blocks per sequence of the engine's decode attention kernel (its grid), when that is fewer
+  // than a card's SMs can hold: the kernel then runs on that many SMs only. 0: it fills the card.
+  int decode_attention_blocks = 0;
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   // Share of each card's TDP - idle drawn above idle while a kernel is resident, working or not

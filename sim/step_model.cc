@@ -141,7 +141,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
     c.link_busy = c.transfer;
     return c;
   }
-  const double attention = (layer_bytes_ + kv) / bw_;
+  const double attention = layer_bytes_ / bw_ + decode_attention_seconds(kv_tokens, tokens);
   const double resident_reads = expert_reads(e, tokens);
   const double hits = resident_reads * expert_bytes_ / bw_;
   c.compute = attention + hits;
@@ -196,8 +196,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
 StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
   LayerDemand d;
-  const double kv = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens);
-  d.gpu_before = (layer_bytes_ + kv) / bw_ + (host_ ? 0.0 : ph.layer_launch) + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
+  d.gpu_before = layer_bytes_ / bw_ + decode_attention_seconds(kv_tokens, tokens) + (host_ ? 0.0 : ph.layer_launch) + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
   d.gpu_hits = expert_reads(e, tokens) * expert_bytes_ / bw_;
   if (e.misses == 0) return d;
   // The platform's link runs at the nominal host->device rate; layer() reads the experts at
@@ -250,6 +249,19 @@ double StepModel::compute_floor(int tokens) const {
 double StepModel::matvec_rate() const {
   const double eff = s_.engine.physics.matvec_compute_efficiency;
   return host_ || eff <= 0 ? 0.0 : card_.gpu.spec.dense_fp16_flops * eff;
+}
+
+double StepModel::decode_attention_seconds(std::int64_t kv_tokens, int sequences) const {
+  const double read = kv_bytes_per_token_layer_ * static_cast<double>(kv_tokens) / bw_;
+  const auto& a = s_.model.attention;
+  if (host_ || a.layout != workloads::AttentionLayout::Mla || kv_tokens <= 0) return read;
+  const auto& ph = s_.engine.physics;
+  const auto& gpu = card_.gpu.spec;
+  const double flops = 4.0 * a.query_heads * a.latent_dim * static_cast<double>(kv_tokens) * attention_share_;
+  double sms = 1.0;  // share of the card's SMs the grid covers
+  if (ph.decode_attention_blocks > 0 && gpu.sm_count > 0)
+    sms = std::min(1.0, static_cast<double>(ph.decode_attention_blocks) * std::max(1, sequences) / gpu.sm_count);
+  return std::max(read, flops / (gpu.dense_fp16_flops * ph.gpu_compute_efficiency * sms));
 }
 
 double StepModel::layer_launches() const { return host_ ? 0.0 : layers_ * s_.engine.physics.layer_launch; }

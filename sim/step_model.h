@@ -204,6 +204,15 @@ class StepModel {
   // The arithmetic rate (FLOP/s) of this card's matrix-vector kernels: dense fp16 x
   // engine.matvec_compute_efficiency; 0 when that is unset (they run at the GEMM rate).
   double matvec_rate() const;
+  // One layer's attention in a decode step over `kv_tokens` cached positions, summed over its
+  // `sequences`: reading their KV cache at the card's bandwidth or, for an MLA model, the
+  // absorbed attention's FLOPs at the card's attention rate, whichever is longer. Absorbed MLA
+  // multiplies the latent cache itself: 4 x query_heads x latent_dim FLOP per (query, cached
+  // position) pair (the scores over the latent and RoPE part, the weighted sum over the latent;
+  // counting the RoPE part twice, +6% for DeepSeek's 512 + 64), ~240 FLOP per cached byte, so it
+  // is compute-bound. Its rate: dense fp16 x gpu_compute_efficiency, on the SMs the kernel's
+  // grid covers (engine.decode_attention_blocks per sequence, against the card's sm_count).
+  double decode_attention_seconds(std::int64_t kv_tokens, int sequences) const;
   // This card's per-layer fixed cost over its layers (layer_launch each; 0 for CPU layers).
   double layer_launches() const;
   // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
 
 #include "sim/request_runner.h"
 #include "sim/step_model.h"
@@ -391,4 +392,45 @@ TEST_CASE("unfused attention moves its scores through VRAM: a long prompt's pref
   // Every (query, key, head) score of the causal prompt, 16 bytes each, at the card's rate.
   const double scores = static_cast<double>(m.layers) * m.attention.query_heads * 4096.0 * 4097.0 / 2;
   CHECK(b - a == Approx(scores * 16 / (gpu.memory_bandwidth * unfused.engine.physics.gpu_bandwidth_efficiency)).epsilon(0.02));
+}
+
+TEST_CASE("absorbed MLA decode attention is compute-bound, on the SMs its grid covers", "[step][mla]") {
+  Scenario s = test::bundled_scenario("deepseek-v3-4090-ktransformers");
+  const StepModel m(s, plan_vram(s));
+  const auto& gpu = s.cards[0].gpu.spec;
+  REQUIRE(gpu.sm_count == 128);                           // RTX 4090 (Ada whitepaper)
+  REQUIRE(s.engine.physics.decode_attention_blocks == 32);  // kTransformers v0.2.1's Triton kernel
+  const auto& a = s.model.attention;
+  const double context = 8000;
+  const double flops = 4.0 * a.query_heads * a.latent_dim * context;
+  const double rate = gpu.dense_fp16_flops * s.engine.physics.gpu_compute_efficiency;
+  CHECK(m.decode_attention_seconds(8000, 1) == Approx(flops / (rate * 32 / 128)));
+  // Four sequences' grids cover the card: the full rate, and no more with eight.
+  CHECK(m.decode_attention_seconds(4 * 8000, 4) == Approx(4 * flops / rate));
+  CHECK(m.decode_attention_seconds(8 * 8000, 8) == Approx(8 * flops / rate));
+  // Reading the latent cache takes less even at the full rate (~240 FLOP per cached byte; the
+  // card reaches ~130 at the preset's efficiencies).
+  const double read = 2.0 * a.latent_dim * context / (gpu.memory_bandwidth * s.engine.physics.gpu_bandwidth_efficiency);
+  CHECK(4 * flops / rate > 4 * 1.5 * read);
+  CHECK(m.decode_attention_seconds(8000, 1) > 6 * read);
+  // A grouped-query model's decode attention is its cache read.
+  Scenario gqa = test::case_study("exclusive");
+  const StepModel g(gqa, plan_vram(gqa));
+  CHECK(g.decode_attention_seconds(1000, 1) == Approx(g.decode_attention_seconds(2000, 1) / 2));
+}
+
+TEST_CASE("a few-block decode attention kernel needs the card's SM count", "[step][mla][errors]") {
+  // The RTX 4090's description without compute.sm_count, as a user's file.
+  std::ifstream in(test::catalogue().root() / "gpus" / "rtx-4090.yaml");
+  std::ofstream out("gpu-without-sms.yaml");
+  for (std::string line; std::getline(in, line);)
+    if (line.find("sm_count") == std::string::npos) out << line << "\n";
+  out.close();
+  try {
+    test::bundled_scenario("deepseek-v3-4090-ktransformers", {"hardware.gpu.preset=gpu-without-sms.yaml"});
+    FAIL("accepted a card without sm_count");
+  } catch (const config::ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("hardware.gpu: rtx-4090 gives no compute.sm_count, which "
+                                         "engine.decode_attention_blocks needs for an MLA model"));
+  }
 }
