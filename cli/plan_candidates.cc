@@ -102,6 +102,17 @@ bool add_candidates(const CandidateSpace& space, const std::string& quant, const
   }
   base.engine.gpu_layers = base.model.layers;
   base.engine.cpu_moe_layers = 0;
+  if (base.gpu.spec.unified()) {  // every layer on its GPU, the one placement (sim/scenario.cc)
+    if (!fits(base)) {
+      add_skipped(skipped, quant, kv, "every layer on the GPU needs more than its share of the unified memory");
+      return all_gpu;
+    }
+    Candidate c;
+    c.placement.gpu_layers = base.model.layers;
+    c.placement.description = "every layer on the GPU";
+    add(base, c);
+    return all_gpu;
+  }
   const auto placements = fitting_placements(base);
   if (placements.empty()) add_skipped(skipped, quant, kv, why_nothing_fits(base));
   for (const auto& p : placements) {

@@ -68,6 +68,8 @@ dtype (auto or fp8), everything on the GPU.
   --lowest-quant Q   the lowest of those rungs to try (default Q2_K; IQ2_XXS or IQ1_S go
                      further down the ladder)
   --gpus N --link L  as for `vramsim run`
+  --host H           the host (required for a discrete card; an Apple unified-memory part's
+                     host is its own CPU: no --host, and only every layer on its GPU is tried)
   --set KEY=VALUE    a fixed override for every candidate (repeatable), e.g.
                      --set hardware.host.expert_memory=interleave; not a key plan chooses
                      (engine.kv_type, gpu_layers, cpu_moe_layers, expert_cache.size,
@@ -164,7 +166,6 @@ int plan_command(const std::vector<std::string>& argv) {
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
   if (!args.positional().empty()) throw UsageError("unexpected argument \"" + args.positional()[0] + "\" (see --help)");
-  args.require("--host");
   const std::string goal = args.get("--goal").value_or("decode");
   if (goal != "decode" && goal != "prefill" && goal != "ttft" && goal != "throughput")
     throw UsageError("--goal: expected decode, prefill, ttft or throughput, got \"" + goal + "\"");
@@ -194,6 +195,8 @@ int plan_command(const std::vector<std::string>& argv) {
     with_quant.insert(with_quant.end(), {"--quant", "Q4_K_M"});
     named = named_scenario(Args(with_quant, spec), "plan");
   }
+  // A unified-memory part's host is its own CPU; a discrete card's host is the user's to name.
+  if (!named.gpu.spec.unified()) args.require("--host");
   const bool paged = named.engine.kv_pool.has_value();
   const bool llama = !paged && !named.engine.expert_cache;  // llama.cpp-style placement
   // The formats to try.
@@ -271,12 +274,11 @@ int plan_command(const std::vector<std::string>& argv) {
   reports::for_each_in_parallel(jobs, candidates.size(), [&](std::size_t i) {
     Candidate& c = candidates[i];
     std::vector<std::string> run = {proc::self_executable(), "run", "--model", args.require("--model"), "--gpu",
-                                    args.require("--gpu"), "--host", args.require("--host"), "--quant", c.quant,
-                                    "--configs", catalogue.root().string(), "--json"};
+                                    args.require("--gpu"), "--quant", c.quant, "--configs", catalogue.root().string(), "--json"};
     for (const auto& set : workload) run.insert(run.end(), {"--set", set});
     for (const auto& set : c.sets) run.insert(run.end(), {"--set", set});
     for (const auto& set : args.all("--set")) run.insert(run.end(), {"--set", set});
-    for (const char* key : {"--gpus", "--link", "--context", "--engine"})
+    for (const char* key : {"--gpus", "--host", "--link", "--context", "--engine"})
       if (auto v = args.get(key)) run.insert(run.end(), {key, *v});
     const proc::ProcessResult child = proc::run(run);
     const int done = ++finished;
@@ -379,7 +381,7 @@ int plan_command(const std::vector<std::string>& argv) {
     return 0;
   }
   std::cout << "vramsim plan: " << args.require("--model") << " on " << named.cards.size() << " x "
-            << args.require("--gpu") << ", host " << args.require("--host") << ", goal " << goal << " ("
+            << args.require("--gpu") << ", host " << named.host.name << ", goal " << goal << " ("
             << candidates.size() << " configurations simulated"
             << (failed ? ", " + std::to_string(failed) + " of them failed (warnings above)" : std::string())
             << "; " << ok.front().engine << " flags)\n";

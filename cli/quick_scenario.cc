@@ -114,16 +114,22 @@ sim::Scenario named_scenario(const Args& args, const std::string& command, bool 
   const std::string gpu = args.require("--gpu");
   const std::int64_t gpus = args.integer("--gpus", 1, 1, 64);
   const hw::GpuSpec spec = hw::decode_gpu(catalogue.resolve("gpus", "GPU", config::Node::scalar(gpu, {"--gpu", 0, 0}), "--gpu"), "--gpu");
-  if (spec.unified()) throw UsageError("--gpu " + gpu + ": unified-memory parts are not simulated by `run` (see `vramsim fit`)");
+  // A unified-memory part (Apple) has no link, and its host is its own CPU (GpuSpec::soc_host).
+  const bool soc = spec.unified();
+  if (soc && (args.get("--link") || args.get("--host")))
+    throw UsageError("--gpu " + gpu + " is a unified-memory part: no --link (its GPU reads the memory it shares with the CPU) "
+                     "and no --host (its host is its own CPU, " + spec.soc_host + ")");
+  if (soc && gpus > 1) throw UsageError("--gpus: " + gpu + " is a unified-memory part: several cannot be combined");
   // The card's own slot by default: its PCIe generation and width.
   const std::string link = args.get("--link").value_or("pcie-gen" + std::to_string(spec.pcie_generation) + "-x" +
                                                        std::to_string(spec.pcie_lanes));
   std::ostringstream y;
   y << "hardware:\n"
-    << "  gpu: { preset: " << quoted(gpu) << ", count: " << gpus << " }\n"
-    << "  link: { preset: " << quoted(link) << " }\n"
-    << "  host: { preset: " << quoted(args.get("--host").value_or("ddr5-dual-channel")) << " }\n"
-    << "model: " << quoted(model) << "\n"
+    << "  gpu: { preset: " << quoted(gpu) << ", count: " << gpus << " }\n";
+  if (!soc)
+    y << "  link: { preset: " << quoted(link) << " }\n"
+      << "  host: { preset: " << quoted(args.get("--host").value_or("ddr5-dual-channel")) << " }\n";
+  y << "model: " << quoted(model) << "\n"
     << "engine:\n"
     << "  preset: " << quoted(args.get("--engine").value_or("llama.cpp")) << "\n"
     << "  context: " << args.integer("--context", kDefaultContext, 1, std::int64_t{1} << 32) << "\n";
@@ -192,6 +198,12 @@ QuickScenario quick_scenario(const Args& args) {
     q.placement = describe(s.engine.gpu_layers, s.engine.cpu_moe_layers, s.model.layers, s.engine.head_on_cpu,
                            s.engine.ngl_output_first).description;
     return finish();
+  }
+  // A unified-memory part runs every layer on its GPU (sim/scenario.cc): no other placement.
+  if (s.gpu.spec.unified()) {
+    const auto plans = sim::plan_memory(s);
+    throw std::invalid_argument(plans.ok() ? s.model.name + " does not fit " + s.gpu.spec.name + " with every layer on its GPU"
+                                           : plans.error().message);
   }
   const auto placements = fitting_placements(s);
   if (placements.empty()) throw std::invalid_argument(s.model.name + " " + why_nothing_fits(s));

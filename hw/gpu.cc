@@ -77,6 +77,10 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::i
     g.nvlink_bridge = nv->choice("form", {"bridge", "sxm"}) == "bridge";
     nv->finish();
   }
+  if (g.unified())
+    g.soc_host = r.string("soc_host");
+  else if (r.has("soc_host"))
+    r.fail_at("soc_host", "only a unified-memory part has a host on the same chip");
   if (r.has("calibration")) {
     const std::string file = r.string("calibration");
     g.calibration = load_calibration(file, r.any("calibration"), key_path + ".calibration");

@@ -47,6 +47,9 @@ struct GpuSpec {
   // Absent: no NVLink (generation 0), e.g. RTX 40 and 50 series.
   int nvlink_generation = 0;
   bool nvlink_bridge = false;  // true: a bridge connector; false with a generation: SXM
+  // A unified-memory part's CPU side: the host preset of the same chip (`soc_host`), which
+  // `run` uses as the machine's host. Empty for discrete cards.
+  std::string soc_host;
   // What vramsim-calibrate measured on this card, when its description references a
   // calibration (`calibration: ../calibration/NAME.yaml`; hw/calibration.h).
   std::optional<CardCalibration> calibration;

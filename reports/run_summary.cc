@@ -272,8 +272,9 @@ std::string run_summary_table(const sim::Scenario& s, const sim::RunResult& r, c
   }
   for (std::size_t c = 0; c < s.cards.size(); ++c) {
     const auto& l = s.cards[c].link;
-    const std::string link = l.spec.name + " at " + units::format_bandwidth(l.h2d_bandwidth) +
-                             (l.source != "typical" && l.source != "measured_h2d" ? " (calibrated: " + l.source + ")" : std::string());
+    const bool calibrated = l.source != "typical" && l.source != "measured_h2d" && !s.cards[c].gpu.spec.unified();
+    const std::string link = (s.cards[c].gpu.spec.unified() ? std::string("unified memory") : l.spec.name) + " at " +
+                             units::format_bandwidth(l.h2d_bandwidth) + (calibrated ? " (calibrated: " + l.source + ")" : std::string());
     if (!same_gpu) gpus += (c ? " + " : "") + s.cards[c].gpu.spec.display_name;
     if (!same_link || c == 0) links += (c ? " + " : "") + link;
   }
@@ -407,7 +408,7 @@ std::string run_summary_table(const sim::Scenario& s, const sim::RunResult& r, c
     << "util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1) << "%), mean power "
     << fixed(p.avg_power_w, 0) << " W"
     << (p.power_capped ? " (TDP-limited; model " + fixed(p.uncapped_power_w, 0) + " W)" : std::string()) << ", "
-    << fixed(p.j_per_token, 2) << " J/token (GPU boards only)\n"
+    << fixed(p.j_per_token, 2) << (s.gpu.spec.unified() ? " J/token (the whole machine's power figures)\n" : " J/token (GPU boards only)\n")
     << "  simulation      " << fixed(wall, 2) << " s wall, " << r.decode_steps << " steps, " << r.simgrid_activities
     << " SimGrid activities\n";
   return o.str();

@@ -384,7 +384,7 @@ TEST_CASE("physically impossible quantities and a capacity without its driver to
       {"hardware.link.lanes=8", "15.75 GB/s is not the nominal rate of a PCIe Gen3 x8 link (7.88 GB/s per direction)"},
       {"hardware.link.generation=5", "15.75 GB/s is not the nominal rate of a PCIe Gen5 x16 link (63.02 GB/s per direction)"},
       // A unified-memory part has no VRAM beside RAM and no PCIe link.
-      {"hardware.gpu.preset=m4-max-128gb", "m4-max-128gb is a unified-memory part: `run` simulates discrete cards"},
+      {"hardware.gpu.preset=m4-max-128gb", "hardware.link: m4-max-128gb is a unified-memory part: its GPU reads the weights from the memory it shares with the CPU, over no link"},
       // Sizes beyond any model, and top-k experts that do not fit in the active parameters.
       {"model.params.total=1e308", "model.params.total: more than 1e15 parameters"},
       {"model.params.active=1e9", "a token's top-10 routed experts alone (2122787520 parameters) exceed params.active"},

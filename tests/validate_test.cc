@@ -228,14 +228,14 @@ TEST_CASE("validate: the public corpus runs, predicts every simulated row and su
   REQUIRE((r.status == 0 || r.status == 1));
   CHECK_THAT(r.out, Catch::Contains("\"dataset\": \"public-corpus\""));
   CHECK_THAT(r.out, Catch::Contains("\"cases\": 246"));
-  CHECK_THAT(r.out, Catch::Contains("\"calibration_cases\": 6") && Catch::Contains("\"skipped_cases\": 88"));
+  CHECK_THAT(r.out, Catch::Contains("\"calibration_cases\": 6") && Catch::Contains("\"skipped_cases\": 52"));
   auto count = [&](const std::string& what) {
     std::size_t n = 0;
     for (auto at = r.out.find(what); at != std::string::npos; at = r.out.find(what, at + 1)) ++n;
     return n;
   };
-  CHECK(count("\"skip\": ") == 88);
-  CHECK(count("\"predicted\": null") == 88);  // exactly the skipped rows
+  CHECK(count("\"skip\": ") == 52);
+  CHECK(count("\"predicted\": null") == 52);  // exactly the skipped rows
   CHECK(count("\"kind\": ") == 246);
   CHECK(count("\"engine\": ") == 246);
   for (const char* group : {"\"group\": \"decode\"", "\"group\": \"prefill\"", "\"group\": \"offload\"", "\"group\": \"serving\"",
