@@ -109,8 +109,8 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
 // hardware.* and, for the asked model, model.* assignments), every layer and the LM head on the
 // GPUs, judged by engine.vram_rule: engine (sim::resident_shares), the rule run and plan place
 // by. Each model's scenario is built once; a request then only changes its formats' bits, KV
-// bytes per element, context and sequences. Empty for a unified-memory part (no engine is
-// simulated on one); an accounting that cannot be built is nullopt, the reason in `why`.
+// bytes per element, context and sequences. Empty for a unified-memory part (run and plan judge
+// its fit by the calculator: the OS keeps the rest of its memory); an accounting that cannot be built is nullopt, the reason in `why`.
 workloads::EngineAccounting engine_accounting(const Args& args, const workloads::FitQuery& q, std::string& why) {
   if (q.gpu.unified()) return {};
   auto cache = std::make_shared<std::map<std::string, std::optional<sim::Scenario>>>();

@@ -256,7 +256,7 @@ std::string to_table(const workloads::FitReport& rep) {
       o << "  card " << c << "       layers " << rep.cards[c].first_layer << "-" << rep.cards[c].end_layer - 1 << ": "
         << gib(rep.cards[c].need) << " of " << gib(rep.cards[c].usable) << "\n";
     o << "  decides      the calculator"
-      << (q.gpu.unified() ? " (no engine is simulated on a unified-memory part)" : " (the engine's accounting could not be built)")
+      << (q.gpu.unified() ? " (a unified-memory part: `run` and `plan` judge its fit by it too)" : " (the engine's accounting could not be built)")
       << "\n";
   }
   if (rep.max_context_tokens == 0)

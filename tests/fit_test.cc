@@ -438,7 +438,7 @@ TEST_CASE("suggested contexts are typed: multiples of 1,024, powers of two below
 TEST_CASE("a unified-memory part that does not fit is not told to pass --host", "[fit][cli]") {
   const std::string out = test::run_ok("fit --model deepseek-v3 --gpu m2-ultra-192gb");
   CHECK_THAT(out, !Catch::Contains("pass --host") && Catch::Contains("there is no other RAM to offload to") &&
-                      Catch::Contains("decides      the calculator (no engine is simulated on a unified-memory part)"));
+                      Catch::Contains("decides      the calculator (a unified-memory part: `run` and `plan` judge its fit by it too)"));
   test::check_usage_error("fit --model deepseek-v3 --gpu m2-ultra-192gb --host ddr5-dual-channel", "leave out --host");
 }
 
