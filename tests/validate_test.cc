@@ -227,8 +227,8 @@ TEST_CASE("validate: the public corpus runs, predicts every simulated row and su
   INFO(r.err);
   REQUIRE((r.status == 0 || r.status == 1));
   CHECK_THAT(r.out, Catch::Contains("\"dataset\": \"public-corpus\""));
-  CHECK_THAT(r.out, Catch::Contains("\"cases\": 246"));
-  CHECK_THAT(r.out, Catch::Contains("\"calibration_cases\": 6") && Catch::Contains("\"skipped_cases\": 52"));
+  CHECK_THAT(r.out, Catch::Contains("\"cases\": 262"));
+  CHECK_THAT(r.out, Catch::Contains("\"calibration_cases\": 7") && Catch::Contains("\"skipped_cases\": 52"));
   auto count = [&](const std::string& what) {
     std::size_t n = 0;
     for (auto at = r.out.find(what); at != std::string::npos; at = r.out.find(what, at + 1)) ++n;
@@ -236,8 +236,8 @@ TEST_CASE("validate: the public corpus runs, predicts every simulated row and su
   };
   CHECK(count("\"skip\": ") == 52);
   CHECK(count("\"predicted\": null") == 52);  // exactly the skipped rows
-  CHECK(count("\"kind\": ") == 246);
-  CHECK(count("\"engine\": ") == 246);
+  CHECK(count("\"kind\": ") == 262);
+  CHECK(count("\"engine\": ") == 262);
   for (const char* group : {"\"group\": \"decode\"", "\"group\": \"prefill\"", "\"group\": \"offload\"", "\"group\": \"serving\"",
                             "\"group\": \"multi-card\"", "\"group\": \"llama.cpp\"", "\"group\": \"ktransformers\""}) {
     INFO(group);
