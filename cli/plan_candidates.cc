@@ -70,17 +70,21 @@ bool add_candidates(const CandidateSpace& space, const std::string& quant, const
     if (c.placement.gpu_layers == s.model.layers && c.placement.cpu_moe_layers == 0 && !c.placement.head_on_cpu) all_gpu = true;
     candidates.push_back(c);
   };
-  if (base.engine.kv_pool) {  // vLLM: no placement to choose; the weights and the pool fit, or not
+  // The one placement an engine or a part allows, every layer on the GPU: it fits, or `refusal`.
+  auto only_placement = [&](const std::string& description, const std::string& refusal) {
     if (!fits(base)) {
-      add_skipped(skipped, quant, kv, "the weights and one sequence's KV need more than gpu_memory_utilization x the card");
+      add_skipped(skipped, quant, kv, refusal);
       return all_gpu;
     }
     Candidate c;
     c.placement.gpu_layers = base.model.layers;
-    c.placement.description = "every layer on the GPU, a paged KV pool";
+    c.placement.description = description;
     add(base, c);
     return all_gpu;
-  }
+  };
+  if (base.engine.kv_pool)  // vLLM: no placement to choose; the weights and the pool fit, or not
+    return only_placement("every layer on the GPU, a paged KV pool",
+                          "the weights and one sequence's KV need more than gpu_memory_utilization x the card");
   if (base.engine.expert_cache) {  // expert-cache, hybrid-cpu-experts: the cache's size
     const auto sizes = cache_sizes(base);
     if (sizes.empty()) add_skipped(skipped, quant, kv, "the weights kept on the GPU do not fit it");
@@ -102,17 +106,8 @@ bool add_candidates(const CandidateSpace& space, const std::string& quant, const
   }
   base.engine.gpu_layers = base.model.layers;
   base.engine.cpu_moe_layers = 0;
-  if (base.gpu.spec.unified()) {  // every layer on its GPU, the one placement (sim/scenario.cc)
-    if (!fits(base)) {
-      add_skipped(skipped, quant, kv, "every layer on the GPU needs more than its share of the unified memory");
-      return all_gpu;
-    }
-    Candidate c;
-    c.placement.gpu_layers = base.model.layers;
-    c.placement.description = "every layer on the GPU";
-    add(base, c);
-    return all_gpu;
-  }
+  if (base.gpu.spec.unified())  // an Apple part: every layer on its GPU (sim/scenario.cc)
+    return only_placement("every layer on the GPU", "every layer on the GPU needs more than its share of the unified memory");
   const auto placements = fitting_placements(base);
   if (placements.empty()) add_skipped(skipped, quant, kv, why_nothing_fits(base));
   for (const auto& p : placements) {
