@@ -48,6 +48,8 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::i
     if (g.dense_fp16_accumulate_flops < g.dense_fp16_flops)
       c.fail_at("dense_fp16_accumulate", "the fp16-accumulate tensor rate cannot be below the fp32-accumulate one (dense_fp16)");
     g.sm_count = static_cast<int>(c.optional_integer("sm_count", 1, 1000).value_or(0));
+    g.mma_sync_share = c.optional_number("mma_sync_share", Lower::Positive).value_or(1.0);
+    if (g.mma_sync_share > 1) c.fail_at("mma_sync_share", "a share of the tensor peak is at most 1");
     c.finish();
   }
   {

@@ -31,6 +31,10 @@ struct GpuSpec {
   // parts (their fp32 accumulate runs at half rate), the same elsewhere (the default). cuBLAS
   // GEMMs computed in fp16 (CUBLAS_COMPUTE_16F) run at it.
   double dense_fp16_accumulate_flops = 0;
+  // Share of the tensor peak (dense_fp16, dense_fp8) that kernels built on the legacy mma.sync
+  // instructions reach (Marlin, llama.cpp's MMQ): 1 where mma.sync is the native path (Ampere,
+  // Ada, consumer Blackwell), about 2/3 on Hopper, whose full rate needs wgmma.
+  double mma_sync_share = 1;
   // Streaming multiprocessors (the datasheet's or whitepaper's SM count; 0: not given). A
   // kernel whose grid has fewer blocks than this runs on that many SMs only.
   int sm_count = 0;

@@ -93,6 +93,8 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
     e.fail_at("mmq_max_rows", "a build that dequantizes larger GEMMs to fp16 (mmq_max_rows > 0) needs "
                               "dequant_gemm_efficiency: its cuBLAS GEMM's share of the dense fp16 rate");
   p.attention_score_bytes = e.optional_quantity("attention_score_bytes", Dimension::Bytes, Lower::NonNegative).value_or(0.0);
+  if (e.has("quantized_gemm_efficiency"))
+    p.quantized_gemm_efficiency = efficiency("quantized_gemm_efficiency", e.number("quantized_gemm_efficiency"));
   p.decode_attention_blocks = static_cast<int>(e.optional_integer("decode_attention_blocks", 1, 1000000).value_or(0));
   if (p.mmq_max_rows == 0 && p.dequant_gemm_efficiency > 0)
     e.fail_at("dequant_gemm_efficiency", "applies only with mmq_max_rows > 0 (a build that dequantizes larger GEMMs to fp16)");

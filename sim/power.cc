@@ -19,7 +19,7 @@ double work_budget(const hw::GpuSpec& gpu, const Scenario& s) {
 }  // namespace
 
 double energy_per_flop(const hw::GpuSpec& gpu, const Scenario& s) {
-  const double peak = gemm_peak(gpu, s);
+  const double peak = tensor_peak(gpu, s);  // the card's power spread over its full tensor rate
   return peak > 0 ? work_budget(gpu, s) / peak : 0.0;
 }
 

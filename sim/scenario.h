@@ -114,6 +114,9 @@ struct EnginePhysics {
   // Blocks per sequence of the engine's decode attention kernel (its grid), when that is fewer
   // than a card's SMs can hold: the kernel then runs on that many SMs only. 0: it fills the card.
   int decode_attention_blocks = 0;
+  // Share of gemm_peak the engine's dequantizing GEMM kernels reach (dequantizing_gemms in
+  // step_model.h); 0: gpu_compute_efficiency, as for its other GEMMs.
+  double quantized_gemm_efficiency = 0;
   double default_pcie_frac = 0;         // the engine's split when no probe ran
   // Power.
   // Share of each card's TDP - idle drawn above idle while a kernel is resident, working or not

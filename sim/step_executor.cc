@@ -39,6 +39,7 @@ StepExecutor::StepExecutor(const Scenario& s, RunRecorder& recorder) : s_(s), re
     host_card_.gpu.spec.memory_bandwidth = s.host.memory_bandwidth;
     host_card_.gpu.spec.dense_fp16_flops = *s.host.fp32_flops;
     host_card_.gpu.spec.dense_fp8_flops = 0;  // a CPU has no FP8 matrix units
+    host_card_.gpu.spec.mma_sync_share = 1;   // nor tensor-core instruction paths
     host_model_ = std::make_unique<StepModel>(s, *out.host_plan, host_card_);
     stages_.push_back(Stage{out.host_plan->first_layer, out.host_plan->end_layer, host_model_.get(), nullptr, -1, 0});
   }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/host_experts.h"
+#include "sim/kernel_rates.h"
 #include "workloads/memory_budget.h"
 
 namespace vramsim::sim {
@@ -17,11 +18,6 @@ std::int64_t attended_tokens(const workloads::ModelSpec& model, std::int64_t con
   const double global = model.layers - window->layers;
   return std::llround((global * static_cast<double>(context) + window->layers * static_cast<double>(window->window_tokens)) /
                       model.layers);
-}
-
-double gemm_peak(const hw::GpuSpec& gpu, const Scenario& s) {
-  const bool fp8 = (!s.model.moe || s.engine.expert_format.name == "FP8") && s.engine.other_format.name == "FP8";
-  return fp8 && gpu.dense_fp8_flops > 0 ? gpu.dense_fp8_flops : gpu.dense_fp16_flops;
 }
 
 StepCosts& StepCosts::operator+=(const StepCosts& o) {
@@ -133,7 +129,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
     c.transfer = bytes / gpu.link.h2d_bandwidth;
     // Reading what landed, or its GEMMs at the card's rate (many positions), whichever is longer.
     c.compute = std::max(bytes / (gpu.gpu.spec.memory_bandwidth * ph.gpu_bandwidth_efficiency),
-                         ubatch_gemm_seconds(tokens, 1.0 / s_.model.layers, gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency));
+                         ubatch_gemm_seconds(tokens, 1.0 / s_.model.layers, gemm_rate(gpu.gpu.spec, s_)));
     c.flops = flops;
     c.launch_sync = ph.layer_launch;
     c.vram_bytes = bytes;
@@ -243,7 +239,7 @@ double StepModel::compute_floor(int tokens) const {
   const auto& m = s_.model;
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
   if (host_) return 2.0 * m.params_active * tokens * share / gemm_peak_;
-  return ubatch_gemm_seconds(tokens, share, gemm_peak_ * s_.engine.physics.gpu_compute_efficiency);
+  return ubatch_gemm_seconds(tokens, share, gemm_rate(card_.gpu.spec, s_));
 }
 
 double StepModel::matvec_rate() const {
@@ -385,7 +381,7 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
   const double share = shard_ * layers_ / static_cast<double>(m.layers);
   if (host_) return host_prefill(pass, share);
   StepCosts c;
-  const double rate = gemm_peak_ * ph.gpu_compute_efficiency;
+  const double rate = gemm_rate(card_.gpu.spec, s_);
   // Attention runs in fp16 whatever the weights' format (FP8 weights speed up only the GEMMs).
   const double attention_rate = card_.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
   const double launches = layer_launches() + pass.gpu_expert_layers * ph.moe_layer_sync;
@@ -466,7 +462,7 @@ StepCosts StepModel::host_prefill(const PrefillPass& pass, double share) const {
   // runs on the first card, these layers' weights and the experts it touches streamed over its
   // link; a smaller one is computed by the CPU from RAM, which reads them for it.
   const auto& gpu = s_.cards.front();
-  const double gpu_rate = gemm_peak(gpu.gpu.spec, s_) * ph.gpu_compute_efficiency;
+  const double gpu_rate = gemm_rate(gpu.gpu.spec, s_);
   const double gpu_attention_rate = gpu.gpu.spec.dense_fp16_flops * ph.gpu_compute_efficiency;
   for_each_ubatch(pass.sequences, [&](const UbatchWork& u) {
     const double experts = u.full ? pass.resident_full_ubatch + pass.missing_full_ubatch

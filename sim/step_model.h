@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/kernel_rates.h"
 #include "sim/scenario.h"
 #include "sim/vram_plan.h"
 
@@ -95,11 +96,6 @@ struct PrefillPass {
   int moe_layers = 0;                     // this card's MoE layers
 };
 
-// The peak rate (FLOP/s) of `gpu`'s tensor cores for the scenario's weight matrix products:
-// the FP8 rate when every weight is FP8 (a dense model: `weights.other`) and the part has FP8 tensor cores (W8A8 GEMMs, as
-// vLLM's `--quantization fp8` runs on Ada and Hopper), else the fp16/bf16 rate (other formats
-// are dequantised to fp16 for the product).
-double gemm_peak(const hw::GpuSpec& gpu, const Scenario& s);
 
 class StepModel {
  public:
