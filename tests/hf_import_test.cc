@@ -428,3 +428,20 @@ TEST_CASE("import: counts past the catalogue's bounds are refused at their field
   check_refused_json(small_dense("1048576", "100000", "16", "16777216"),
                      {"config.json:1:1: error: the shapes in", "more than the 1e15 a model this tool can size may have"});
 }
+
+// A Gemma-class model_type brings a default sliding window; with DeepSeek's latent attention
+// (kv_lora_rank) the import is refused, at the key that brought it (a fuzzer's find).
+TEST_CASE("import: a sliding window on multi-head latent attention is refused where the config sets it", "[import][messages]") {
+  const std::string mla = "{\"model_type\": \"gemma3_text\", \"hidden_size\": 1024, \"num_hidden_layers\": 4,\n"
+                          " \"num_attention_heads\": 8, \"num_key_value_heads\": 8, \"vocab_size\": 1000,\n"
+                          " \"intermediate_size\": 2048, \"kv_lora_rank\": 128, \"qk_rope_head_dim\": 32,\n"
+                          " \"qk_nope_head_dim\": 64, \"v_head_dim\": 64";
+  auto implied = import_json(mla + "}\n");
+  REQUIRE_FALSE(implied.ok());
+  CHECK_THAT(implied.error().message, Catch::Contains("kv_lora_rank: sliding-window layers are modelled for gqa and mha attention, "
+                                                      "not for multi-head latent attention (kv_lora_rank); the window is "
+                                                      "model_type's default"));
+  auto given = import_json(mla + ", \"sliding_window\": 512}\n");
+  REQUIRE_FALSE(given.ok());
+  CHECK_THAT(given.error().message, Catch::Contains("error: sliding_window: sliding-window layers are modelled"));
+}

@@ -309,6 +309,11 @@ ImportedModel build(const Node& root, const std::string& path, const std::string
       const int first = f.integer("max_window_layers", 0, 0);
       windowed = first < m.layers ? m.layers - first : 0;
     }
+    // The catalogue models windows for GQA and MHA caches only (decode_model refuses them on MLA).
+    if (windowed > 0 && at.layout == AttentionLayout::Mla)
+      f.fail(f.get("sliding_window") ? "sliding_window" : "kv_lora_rank",
+             "sliding-window layers are modelled for gqa and mha attention, not for multi-head latent attention (kv_lora_rank)" +
+                 std::string(f.get("sliding_window") ? "" : "; the window is model_type's default"));
     if (windowed > 0) at.sliding_window = SlidingWindow{*window, windowed};
   }
 
