@@ -71,9 +71,11 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
   if (s.expert_memory.node >= nodes)
     config::fail(at(host, "expert_memory"), "hardware.host.expert_memory", "node " + std::to_string(s.expert_memory.node) + " does not exist: " +
                                                           s.host.name + " has " + std::to_string(nodes) + " NUMA node(s)");
+  // Every card's link, or a list with one per card (a unified part has none: its numa_node is 0).
+  const Node* links = hw.optional_any("link");
   for (std::size_t c = 0; c < s.cards.size(); ++c)
-    if (const auto& card = s.cards[c]; card.link.numa_node >= nodes)  // a link was given (a unified part has none)
-      config::fail(at(hw.any("link").is_sequence() && c < hw.any("link").items().size() ? hw.any("link").items()[c] : hw.any("link"), "numa_node"),
+    if (const auto& card = s.cards[c]; links && card.link.numa_node >= nodes)
+      config::fail(at(links->is_sequence() && c < links->items().size() ? links->items()[c] : *links, "numa_node"),
                    "hardware.link.numa_node",
                    "node " + std::to_string(card.link.numa_node) + " does not exist: " + s.host.name + " has " +
                        std::to_string(nodes) + " NUMA node(s)");

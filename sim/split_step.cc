@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/kernel_rates.h"
 #include "sim/row_split.h"
 #include "sim/step_executor.h"
 
@@ -162,8 +163,7 @@ double StepExecutor::row_split_layer_copies(std::int64_t tokens) {
     out.emplace_back(0, c);
     back.emplace_back(c, 0);
   }
-  const bool quantized = s_.engine.other_format.bits_per_weight < 16;
-  const auto products = row_split_products(s_.model, row_split_q8_1_input(quantized, tokens, s_.engine.physics.mmq_max_rows));
+  const auto products = row_split_products(s_.model, row_split_q8_1_input(dequantizing_gemms(s_), tokens, s_.engine.physics.mmq_max_rows));
   // Chunk by chunk (kRowSplitChunk tokens), product by product: each card's slice of the
   // output back after the input went out (an even split).
   auto copy = [&](bool simulate, double times) {
