@@ -44,7 +44,7 @@ constexpr std::array kMetrics{
     RunMetric{"links[].gb", "GB", "bytes carried in its busier direction"},
     RunMetric{"links[].util", "ratio", "gb / (bandwidth x makespan)"},
     RunMetric{"handoff_s", "s", "pipeline hand-offs, expert-split exchanges"},
-    RunMetric{"collective_s", "s", "tensor-split all-reduces"},
+    RunMetric{"collective_s", "s", "tensor-split all-reduces, or llama.cpp row-split copies and their synchronisation"},
     RunMetric{"cpu_layers.first_layer", "", "the first layer the host runs"},
     RunMetric{"cpu_layers.end_layer", "", "the last layer it runs + 1"},
     RunMetric{"cpu_layers.ram_gib", "GiB", "their weights, the embedding table, the head on the CPU, their KV"},

@@ -113,7 +113,8 @@ void card_lines(std::ostream& o, const sim::Scenario& s, const sim::RunResult& r
   const double t = r.makespan_s > 0 ? r.makespan_s : 1.0;
   o << "  split           " << sim::to_string(s.engine.split) << " over " << r.cards.size() << " cards";
   if (r.handoff_s > 0) o << "; hand-offs " << fixed(100 * r.handoff_s / t, 1) << "% of the run";
-  if (r.collective_s > 0) o << "; all-reduces " << fixed(100 * r.collective_s / t, 1) << "% of the run";
+  if (r.collective_s > 0)  // llama.cpp's row split copies each product's input and results instead (sim/row_split.h)
+    o << (s.engine.row_split ? "; row-split copies " : "; all-reduces ") << fixed(100 * r.collective_s / t, 1) << "% of the run";
   o << "\n";
   for (std::size_t c = 0; c < r.cards.size(); ++c) {
     const auto& plan = r.cards[c];
