@@ -105,7 +105,7 @@ int validate_command(const std::vector<std::string>& argv) {
                  "case-study) in parallel processes, prints prediction, measurement and error per case, and\n"
                  "exits 1 when a case is out of its tolerance. A dataset whose cases name a `kind` or an `engine`\n"
                  "(configs/validation/public-corpus.yaml) also gets the median and max |error| of its prediction\n"
-                 "cases by kind and by engine; a case with `skip: REASON` is listed, not simulated.\n";
+                 "cases by kind, by engine and by card; a case with `skip: REASON` is listed, not simulated.\n";
     return 0;
   }
   if (args.positional().size() > 1) throw UsageError("expected at most one dataset (see --help)");
@@ -162,7 +162,7 @@ int validate_command(const std::vector<std::string>& argv) {
   }
   const double median = sim::percentile(rel_errors, 0.5);
   const double worst = rel_errors.empty() ? 0.0 : *std::max_element(rel_errors.begin(), rel_errors.end());
-  // The corpus protocol's summary (prediction rows only, by kind and by engine): printed only for
+  // The corpus protocol's summary (prediction rows only, by kind, by engine and by card): printed only for
   // a dataset whose cases name a kind or an engine, so the other datasets' output is unchanged.
   const reports::PredictionSummary summary = reports::summarize_predictions(results);
 
@@ -179,6 +179,7 @@ int validate_command(const std::vector<std::string>& argv) {
       if (r.spec->bucket) j.field("requests", static_cast<std::int64_t>(r.samples));
       if (!r.spec->kind.empty()) j.field("kind", r.spec->kind);
       if (!r.spec->engine.empty()) j.field("engine", r.spec->engine);
+      if (!r.card.empty()) j.field("card", r.card);
       if (r.skipped) j.field("skip", r.spec->skip);
       j.end_object();
     }
@@ -198,6 +199,15 @@ int validate_command(const std::vector<std::string>& argv) {
       j.end_array();
       j.key("by_engine").begin_array();
       for (const auto& g : summary.by_engine) group(g);
+      j.end_array();
+      j.key("by_card").begin_array();
+      for (const auto& c : summary.by_card) {
+        j.begin_object().field("card", c.all.group).field("rows", static_cast<std::int64_t>(c.all.rows))
+            .field("median_abs_error", c.all.median).field("max_abs_error", c.all.max);
+        j.key("by_kind").begin_array();
+        for (const auto& g : c.by_kind) group(g);
+        j.end_array().end_object();
+      }
       j.end_array().end_object();
     }
     j.end_object();
@@ -226,7 +236,7 @@ int validate_command(const std::vector<std::string>& argv) {
       print_to_cout("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
                   results.size(), failed, 100 * median, 100 * worst);
     if (summary.present) {
-      print_to_cout("\n  predictions only (%zu calibration cases and %zu skipped cases left out): |error| by kind and by engine\n",
+      print_to_cout("\n  predictions only (%zu calibration cases and %zu skipped cases left out): |error| by kind, by engine and by card\n",
                   summary.calibration, summary.skipped);
       print_to_cout("  %-14s %6s %9s %9s\n", "", "rows", "median", "max");
       auto line = [](const reports::ErrorGroup& g) {
@@ -237,6 +247,27 @@ int validate_command(const std::vector<std::string>& argv) {
       for (const auto& g : summary.by_engine) line(g);
       print_to_cout("\n");
       line(summary.all);
+      print_to_cout("\n  by card: median |error| (rows) of its prediction cases, all and by kind\n");
+      print_to_cout("  %-24s %13s", "", "all");
+      for (const auto& k : reports::case_kinds()) print_to_cout(" %13s", k.c_str());
+      print_to_cout("\n");
+      auto cell = [](const reports::ErrorGroup& g) {
+        char text[48];
+        std::snprintf(text, sizeof text, "%.1f%% (%zu)", 100 * g.median, g.rows);
+        print_to_cout(" %13s", text);
+      };
+      for (const auto& c : summary.by_card) {
+        print_to_cout("  %-24s", c.all.group.c_str());
+        cell(c.all);
+        for (const auto& k : reports::case_kinds()) {
+          auto it = std::find_if(c.by_kind.begin(), c.by_kind.end(), [&](const reports::ErrorGroup& g) { return g.group == k; });
+          if (it == c.by_kind.end())
+            print_to_cout(" %13s", "-");
+          else
+            cell(*it);
+        }
+        print_to_cout("\n");
+      }
     }
   }
   return failed ? 1 : 0;

@@ -151,6 +151,23 @@ ValidationSet decode_validation_set(const Node& root) {
   return set;
 }
 
+namespace {
+// "rtx-4090", "2x rtx-3090", "rtx-4090 + rtx-3090" from a run summary's `cards` (each `gpu`).
+std::string cards_of(const Node& summary) {
+  const Node* cards = summary.find("cards");
+  if (!cards || !cards->is_sequence()) return {};
+  std::vector<std::string> gpus;
+  for (const Node& c : cards->items())
+    if (const Node* g = c.find("gpu"); g && g->is_scalar()) gpus.push_back(g->text());
+  if (gpus.empty()) return {};
+  if (std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return g == gpus.front(); }))
+    return gpus.size() == 1 ? gpus.front() : std::to_string(gpus.size()) + "x " + gpus.front();
+  std::string text;
+  for (const auto& g : gpus) text += (text.empty() ? "" : " + ") + g;
+  return text;
+}
+}  // namespace
+
 std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::string, RunOutput>& outputs) {
   std::vector<CaseResult> results;
   for (const auto& c : set.cases) {
@@ -170,6 +187,7 @@ std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::s
       r.samples = decode.size();
       if (!decode.empty()) r.predicted = sim::percentile(decode, 0.5);
     } else if (auto it = outputs.find(c.run); it != outputs.end()) {
+      r.card = cards_of(it->second.summary);
       const Node* n = at_path(it->second.summary, c.metric);
       if (!n)
         throw config::ConfigError(c.metric_origin, c.metric_key,
@@ -222,7 +240,8 @@ ErrorGroup error_group(std::string name, std::vector<double> errors) {
 PredictionSummary summarize_predictions(const std::vector<CaseResult>& results) {
   PredictionSummary s;
   std::vector<double> all;
-  std::map<std::string, std::vector<double>> by_kind, by_engine;
+  std::map<std::string, std::vector<double>> by_kind, by_engine, by_card;
+  std::map<std::string, std::map<std::string, std::vector<double>>> by_card_kind;
   std::vector<std::string> engines;  // first-appearance order
   for (const auto& r : results) {
     const auto& c = *r.spec;
@@ -243,11 +262,21 @@ PredictionSummary summarize_predictions(const std::vector<CaseResult>& results) 
       if (!by_engine.count(c.engine)) engines.push_back(c.engine);
       by_engine[c.engine].push_back(e);
     }
+    if (!r.card.empty()) {
+      by_card[r.card].push_back(e);
+      if (!c.kind.empty()) by_card_kind[r.card][c.kind].push_back(e);
+    }
   }
   s.all = error_group("all", all);
   for (const auto& k : case_kinds())
     if (auto it = by_kind.find(k); it != by_kind.end()) s.by_kind.push_back(error_group(k, it->second));
   for (const auto& e : engines) s.by_engine.push_back(error_group(e, by_engine[e]));
+  for (auto& [card, errors] : by_card) {
+    PredictionSummary::Card g{error_group(card, errors), {}};
+    for (const auto& k : case_kinds())
+      if (auto it = by_card_kind[card].find(k); it != by_card_kind[card].end()) g.by_kind.push_back(error_group(k, it->second));
+    s.by_card.push_back(std::move(g));
+  }
   return s;
 }
 

@@ -64,6 +64,9 @@ struct CaseResult {
   std::size_t samples = 0;          // bucket cases: requests in the bucket
   bool pass = false;
   bool skipped = false;             // a `skip` case: neither simulated nor failed
+  // The card(s) its run simulated, from the run's --json `cards`: "rtx-4090", "2x rtx-3090",
+  // "rtx-4090 + rtx-3090"; "" for a bucket case (several runs) or a skipped one.
+  std::string card;
 };
 
 // Throws ConfigError (at the case's `metric`) when a metric names no value in its run's output,
@@ -89,6 +92,13 @@ struct PredictionSummary {
   ErrorGroup all;
   std::vector<ErrorGroup> by_kind;
   std::vector<ErrorGroup> by_engine;
+  // Per card (CaseResult::card, in name order): all its rows, then each kind it has rows of
+  // (case_kinds() order). The per-card table of docs/validation.md.
+  struct Card {
+    ErrorGroup all;                  // group: the card
+    std::vector<ErrorGroup> by_kind;
+  };
+  std::vector<Card> by_card;
   std::size_t calibration = 0;      // simulated calibration cases
   std::size_t skipped = 0;
 };

@@ -167,7 +167,7 @@ TEST_CASE("validate: corpus cases take the kind engine and skip keys and other u
   refused(corpus_case("run: a, role: prediction, kind: decode, skip: later"), "run");  // a skipped case names no run
 }
 
-TEST_CASE("validate: the prediction-only summary groups |error| by kind and by engine", "[validate][corpus]") {
+TEST_CASE("validate: the prediction-only summary groups |error| by kind, by engine and by card", "[validate][corpus]") {
   using namespace vramsim::reports;
   const auto set = decode_validation_set(yaml(
       kCorpusHead +
@@ -178,11 +178,11 @@ TEST_CASE("validate: the prediction-only summary groups |error| by kind and by e
       "  - { name: e, run: e, metric: prefill_tok_s.p50, measured: 100, tolerance: 25%, role: prediction, kind: prefill, engine: llama.cpp }\n"
       "  - { name: s, measured: 100, role: prediction, kind: serving, engine: vllm, skip: no card }\n"));
   std::map<std::string, RunOutput> outputs;
-  outputs["a"].summary = yaml("{\"decode_tok_s\": {\"p50\": 110}}");   // +10%
-  outputs["b"].summary = yaml("{\"decode_tok_s\": {\"p50\": 80}}");    // -20%
-  outputs["c"].summary = yaml("{\"decode_tok_s\": {\"p50\": 400}}");   // +300%, a calibration: left out
+  outputs["a"].summary = yaml("{\"decode_tok_s\": {\"p50\": 110}, \"cards\": [{\"gpu\": \"rtx-4090\"}]}");   // +10%
+  outputs["b"].summary = yaml("{\"decode_tok_s\": {\"p50\": 80}, \"cards\": [{\"gpu\": \"rtx-3090\"}, {\"gpu\": \"rtx-3090\"}]}");  // -20%
+  outputs["c"].summary = yaml("{\"decode_tok_s\": {\"p50\": 400}, \"cards\": [{\"gpu\": \"rtx-4090\"}, {\"gpu\": \"rtx-3090\"}]}");   // +300%, a calibration: left out
   outputs["d"].summary = yaml("{\"decode_tok_s\": {\"p50\": 130}}");   // +30%
-  outputs["e"].summary = yaml("{\"prefill_tok_s\": {\"p50\": 50}}");   // -50%
+  outputs["e"].summary = yaml("{\"prefill_tok_s\": {\"p50\": 50}, \"cards\": [{\"gpu\": \"rtx-4090\"}]}");  // -50%
   const auto results = evaluate(set, outputs);
   REQUIRE(results.size() == 6);
   CHECK(results[5].skipped);
@@ -211,6 +211,22 @@ TEST_CASE("validate: the prediction-only summary groups |error| by kind and by e
   CHECK(s.by_engine[0].max == Approx(0.5));
   CHECK(s.by_engine[1].group == "ktransformers");
   CHECK(s.by_engine[1].median == Approx(0.3));
+  // By card, in name order; a run without `cards` (d) is in no card's group.
+  CHECK(results[0].card == "rtx-4090");
+  CHECK(results[1].card == "2x rtx-3090");
+  CHECK(results[2].card == "rtx-4090 + rtx-3090");  // a calibration case: in no group
+  CHECK(results[3].card.empty());
+  REQUIRE(s.by_card.size() == 2);
+  CHECK(s.by_card[0].all.group == "2x rtx-3090");
+  CHECK(s.by_card[0].all.rows == 1);
+  CHECK(s.by_card[1].all.group == "rtx-4090");
+  CHECK(s.by_card[1].all.rows == 2);
+  CHECK(s.by_card[1].all.median == Approx(0.3));  // 0.1 and 0.5
+  REQUIRE(s.by_card[1].by_kind.size() == 2);
+  CHECK(s.by_card[1].by_kind[0].group == "decode");
+  CHECK(s.by_card[1].by_kind[0].median == Approx(0.1));
+  CHECK(s.by_card[1].by_kind[1].group == "prefill");
+  CHECK(s.by_card[1].by_kind[1].median == Approx(0.5));
 
   // A dataset whose cases name neither a kind nor an engine gets no summary (output unchanged).
   const auto plain = decode_validation_set(yaml(kCorpusHead +
@@ -238,9 +254,27 @@ TEST_CASE("validate: the public corpus runs, predicts every simulated row and su
   CHECK(count("\"predicted\": null") == 52);  // exactly the skipped rows
   CHECK(count("\"kind\": ") == 262);
   CHECK(count("\"engine\": ") == 262);
+  // The by-kind and by-engine groups once each, before the per-card groups (which repeat kinds).
+  const auto summary_at = r.out.find("\"predictions\"");
+  const auto cards_at = r.out.find("\"by_card\"", summary_at);
+  REQUIRE(summary_at != std::string::npos);
+  REQUIRE(cards_at != std::string::npos);
+  const std::string groups = r.out.substr(summary_at, cards_at - summary_at);
   for (const char* group : {"\"group\": \"decode\"", "\"group\": \"prefill\"", "\"group\": \"offload\"", "\"group\": \"serving\"",
                             "\"group\": \"multi-card\"", "\"group\": \"llama.cpp\"", "\"group\": \"ktransformers\""}) {
     INFO(group);
-    CHECK(count(group) == 1);
+    std::size_t n = 0;
+    for (auto at = groups.find(group); at != std::string::npos; at = groups.find(group, at + 1)) ++n;
+    CHECK(n == 1);
+  }
+  // Every simulated row names its card(s); the cards of the corpus each get a group.
+  const std::string rows = r.out.substr(0, summary_at);
+  std::size_t carded = 0;
+  for (auto at = rows.find("\"card\": \""); at != std::string::npos; at = rows.find("\"card\": \"", at + 1)) ++carded;
+  CHECK(carded == 262 - 52);
+  for (const char* card : {"\"card\": \"rtx-4090\"", "\"card\": \"a100-80gb\"", "\"card\": \"h100-sxm\"",
+                           "\"card\": \"m2-ultra-192gb\"", "\"card\": \"2x rtx-3090\""}) {
+    INFO(card);
+    CHECK(r.out.find(card, cards_at) != std::string::npos);
   }
 }
