@@ -32,26 +32,40 @@ ROWS = [  # (catalogue GPU, weights format, measured tg 512 in tok/s)
 ]
 
 
-def step_ms(gpu, quant, *sets):
-    cmd = [VRAMSIM, "run", "--model", "llama-3.1-8b", "--gpu", gpu, "--quant", quant, "--context", "1024",
+def step_ms(vramsim, configs, gpu, quant, *sets):
+    cmd = [vramsim, "run", "--model", "llama-3.1-8b", "--gpu", gpu, "--quant", quant, "--context", "1024",
            "--set", "workload.requests=1", "--set", "workload.prompt_tokens=1", "--set", "workload.gen_tokens=512",
            "--set", "engine.vram_rule=engine", "--json"]
+    if configs:
+        cmd += ["--configs", configs]
     for s in sets:
         cmd += ["--set", s]
     d = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     return 1e3 / d["decode_tok_s"]["p50"]
 
 
-x = [step_ms(g, q, "engine.gpu_bandwidth_efficiency=1", "engine.layer_launch=0s") for g, q, _ in ROWS]
-y = [1e3 / m for _, _, m in ROWS]
-n = len(x)
-sx, sy = sum(x), sum(y)
-sxx = sum(v * v for v in x)
-sxy = sum(a * b for a, b in zip(x, y))
-slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
-intercept = (sy - slope * sx) / n
-print(f"gpu_bandwidth_efficiency = {1 / slope:.3f}, layer_launch = {1e3 * intercept / LAYERS:.1f} us")
-print(f"{'card':10} {'format':7} {'bytes ms':>9} {'fit tok/s':>10} {'measured':>9} {'error':>7}")
-for (g, q, m), b in zip(ROWS, x):
-    fit = 1e3 / (slope * b + intercept)
-    print(f"{g:10} {q:7} {b:9.3f} {fit:10.1f} {m:9.2f} {100 * (fit / m - 1):+6.1f}%")
+def fit(vramsim, configs=None, rows=ROWS):
+    """Least squares over `rows`; returns (gpu_bandwidth_efficiency, layer_launch in us, bytes ms per row)."""
+    x = [step_ms(vramsim, configs, g, q, "engine.gpu_bandwidth_efficiency=1", "engine.layer_launch=0s") for g, q, _ in rows]
+    y = [1e3 / m for _, _, m in rows]
+    n = len(x)
+    sx, sy = sum(x), sum(y)
+    sxx = sum(v * v for v in x)
+    sxy = sum(a * b for a, b in zip(x, y))
+    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    intercept = (sy - slope * sx) / n
+    return 1 / slope, 1e3 * intercept / LAYERS, x
+
+
+def main():
+    vramsim = sys.argv[1] if len(sys.argv) > 1 else "build/bin/vramsim"
+    efficiency, launch_us, x = fit(vramsim)
+    print(f"gpu_bandwidth_efficiency = {efficiency:.3f}, layer_launch = {launch_us:.1f} us")
+    print(f"{'card':10} {'format':7} {'bytes ms':>9} {'fit tok/s':>10} {'measured':>9} {'error':>7}")
+    for (g, q, m), b in zip(ROWS, x):
+        fitted = 1e3 / (b / efficiency + LAYERS * launch_us / 1e3)
+        print(f"{g:10} {q:7} {b:9.3f} {fitted:10.1f} {m:9.2f} {100 * (fitted / m - 1):+6.1f}%")
+
+
+if __name__ == "__main__":
+    main()
