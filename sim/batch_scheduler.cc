@@ -27,6 +27,8 @@ struct Running {
   std::int64_t prefilled = 0;             // prompt tokens of its first prefill
   std::int64_t blocks = 0;                // KV blocks held
   bool first = false;                     // admitted for the first time: its prefill gives its first token
+  std::int64_t chunked = 0;               // chunked prefill: tokens of its current prefill run so far
+  bool prompt_done = false;               // chunked prefill: its prefill's last chunk has run
 };
 
 class BatchScheduler final : public Scheduler {
@@ -72,6 +74,7 @@ class BatchScheduler final : public Scheduler {
   }
 
   void loop();
+  void iterate_chunked();
   void admit();
   void prefill_admitted();
   void preempt_for_blocks();
@@ -81,11 +84,13 @@ class BatchScheduler final : public Scheduler {
   std::deque<std::unique_ptr<Running>> waiting_;    // taken from the queue (or preempted), not running
   std::vector<std::unique_ptr<Running>> running_;   // in admission order
   std::vector<std::unique_ptr<Running>> admitted_;  // this iteration's admissions, prefilled together
+  std::vector<std::unique_ptr<Running>> prefilling_;  // chunked prefill: admitted, prompt not all run yet
   std::vector<RequestRunner*> batch_;
   BatchStep stepper_;
   std::int64_t free_blocks_ = 0;
   std::int64_t watermark_ = 0;
   std::int64_t prefill_budget_ = 0;
+  bool chunked_ = false;                            // vLLM V1: a token budget per step, prompts chunked
 };
 
 void BatchScheduler::loop() {
@@ -94,14 +99,19 @@ void BatchScheduler::loop() {
   // prefill, max(max_model_len, 2048) (vllm/config.py SchedulerConfig); other engines batch
   // every admitted prompt (llama-server splits them into its micro-batches).
   prefill_budget_ = pool ? std::max<std::int64_t>(s().engine.context, 2048) : std::numeric_limits<std::int64_t>::max();
+  chunked_ = s().engine.step_budget.has_value();
   free_blocks_ = out().plan.kv_blocks;
   watermark_ = pool ? kv_watermark_blocks(s(), out().plan.kv_blocks) : 0;
   while (true) {
-    if (running_.empty() && waiting_.empty()) {  // idle: wait for a request
+    if (running_.empty() && waiting_.empty() && prefilling_.empty()) {  // idle: wait for a request
       p_.queue.set_idle_slots(free_slots(0));
       take();
     }
     while (p_.queue.any_queued()) take();
+    if (chunked_) {
+      iterate_chunked();
+      continue;
+    }
     admit();
     p_.queue.set_idle_slots(free_slots(running_.size() + admitted_.size()));
     if (!admitted_.empty()) prefill_admitted();
@@ -119,18 +129,19 @@ void BatchScheduler::admit() {
   std::int64_t batched_tokens = 0;
   // `running_` is fixed while admitting; nothing to admit, nothing to compute.
   const std::int64_t running_growth = pool && !waiting_.empty() ? growth() : 0;
-  while (!waiting_.empty() && static_cast<int>(running_.size() + admitted_.size()) < s().engine.parallel) {
+  while (!waiting_.empty() && static_cast<int>(running_.size() + prefilling_.size() + admitted_.size()) < s().engine.parallel) {
     Running& next = *waiting_.front();
     // Its prefill's tokens (a fresh request's prompt before any prefix reuse is known).
     const std::int64_t new_tokens = next.runner ? next.runner->prefill_tokens() : next.job->shape.prompt_tokens;
-    if (!admitted_.empty() && batched_tokens + new_tokens > prefill_budget_) break;
+    // Chunked: any budget left admits one more, whose first chunk is what is left.
+    if (chunked_ ? batched_tokens >= prefill_budget_ : !admitted_.empty() && batched_tokens + new_tokens > prefill_budget_) break;
     if (pool) {
       const std::int64_t need = kv_blocks_for(s(), next.runner ? next.runner->context() : next.job->shape.prompt_tokens);
-      if (free_blocks_ - running_growth - need < watermark_ && !(running_.empty() && admitted_.empty())) break;
+      if (free_blocks_ - running_growth - need < watermark_ && !(running_.empty() && prefilling_.empty() && admitted_.empty())) break;
       free_blocks_ -= need;
       next.blocks = need;
     }
-    batched_tokens += new_tokens;
+    batched_tokens += chunked_ ? std::min(new_tokens, prefill_budget_ - batched_tokens) : new_tokens;
     std::unique_ptr<Running> r = std::move(waiting_.front());
     waiting_.pop_front();
     p_.queue.admitted(*r->job);
@@ -153,7 +164,7 @@ void BatchScheduler::admit() {
 // The admitted prompts in one pass; each gets its next token from it.
 void BatchScheduler::prefill_admitted() {
   std::vector<Prefilled> passed;
-  for (const auto& r : admitted_) passed.push_back({r->job.get(), r->runner.get()});
+  for (const auto& r : admitted_) passed.push_back({r->job.get(), r->runner.get(), std::nullopt, true});
   p_.executor.run_prefill_pass(passed);
   // The prompts' blocks are held now, also by a request that leaves right after its prefill.
   if (s().engine.kv_pool) out().batch.kv_blocks_peak = std::max(out().batch.kv_blocks_peak, out().plan.kv_blocks - free_blocks_);
@@ -227,7 +238,68 @@ void BatchScheduler::step() {
     finish(**it);
     it = running_.erase(it);
   }
-  p_.queue.set_idle_slots(free_slots(running_.size()));  // the finished requests' slots take arrivals
+  p_.queue.set_idle_slots(free_slots(running_.size() + prefilling_.size()));  // the finished requests' slots take arrivals
+}
+
+// vLLM V1 (Scheduler.schedule): one step of at most max_num_batched_tokens tokens. The running
+// requests' decode tokens come first, then the prompts being prefilled (in admission order), then
+// new admissions, each taking at most what is left (a prompt's rest goes on in the next steps).
+// The chunks run as one prefill pass (each over the positions before it), then the decodes as
+// one step: V1 runs them as one forward pass, which reads the weights once, where this pays them
+// twice (a stated limit: the second read is one weight sweep against a chunk's GEMMs). A prompt
+// whose last chunk ran gets its first token at the step's end and decodes from the next step.
+void BatchScheduler::iterate_chunked() {
+  std::int64_t left = s().engine.step_budget->tokens;
+  for (const auto& r : running_) left -= 1 + r->runner->next_drafts();
+  std::vector<Prefilled> chunks;
+  auto take_chunk = [&](Running& r) {
+    const std::int64_t rest = r.runner->prefill_tokens() - r.chunked;
+    const std::int64_t n = std::min(rest, left);
+    chunks.push_back({r.job.get(), r.runner.get(), RequestRunner::PrefillSequence{n, r.runner->cached_before_prefill() + r.chunked}, n == rest});
+    r.chunked += n;
+    r.prompt_done = n == rest;
+    left -= n;
+  };
+  for (auto& r : prefilling_) {
+    if (left <= 0) break;
+    take_chunk(*r);
+  }
+  prefill_budget_ = std::max<std::int64_t>(0, left);
+  admit();
+  for (auto& r : admitted_) {
+    r->chunked = 0;
+    take_chunk(*r);
+    prefilling_.push_back(std::move(r));
+  }
+  admitted_.clear();
+  if (s().engine.kv_pool) out().batch.kv_blocks_peak = std::max(out().batch.kv_blocks_peak, out().plan.kv_blocks - free_blocks_);
+  p_.queue.set_idle_slots(free_slots(running_.size() + prefilling_.size()));
+  if (!chunks.empty()) p_.executor.run_prefill_pass(chunks);
+  if (!running_.empty()) {
+    if (s().engine.kv_pool) preempt_for_blocks();
+    step();
+  }
+  for (auto it = prefilling_.begin(); it != prefilling_.end();) {
+    Running& r = **it;
+    if (!r.prompt_done) {
+      ++it;
+      continue;
+    }
+    r.prompt_done = false;
+    r.chunked = 0;
+    if (r.first) {
+      r.rec.first_token_s = now();
+      r.rec.prefill_s = r.rec.first_token_s - r.rec.start_s;
+      r.first = false;
+    }
+    std::unique_ptr<Running> done = std::move(*it);
+    it = prefilling_.erase(it);
+    if (done->runner->done())
+      finish(*done);  // its one token came from its prefill
+    else
+      running_.push_back(std::move(done));
+  }
+  p_.queue.set_idle_slots(free_slots(running_.size() + prefilling_.size()));
 }
 
 }  // namespace

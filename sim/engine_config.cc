@@ -54,7 +54,16 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   const std::string kv = e.string("kv_type");
   if (!formats.kv(kv)) e.fail_at("kv_type", "unknown KV-cache type \"" + kv + "\" (see `vramsim list formats`)");
   s.kv = *formats.kv(kv);
-  s.parallel = static_cast<int>(e.optional_integer("parallel", 1, 1024).value_or(1));
+  // `auto`: the engine's own default for the card it runs on (vLLM's max_num_seqs), set by the
+  // family once the cards are known (EngineFamily::fit_to_cards).
+  // (Another family's `auto` is refused after that family's own sections: their errors come first.)
+  if (const Node* p = e.node().find("parallel"); p && p->is_scalar() && p->text() == "auto") {
+    e.ignore("parallel");
+    s.parallel = 0;
+    s.parallel_auto = true;
+  } else {
+    s.parallel = static_cast<int>(e.optional_integer("parallel", 1, 1024).value_or(1));
+  }
   // At least 1: the queue holds an arriving request until a slot takes it, so 0 would turn
   // every request away, even on an idle engine.
   if (auto cap = e.optional_integer("max_queue", 1, 1 << 30)) s.max_queue = static_cast<int>(*cap);
@@ -134,6 +143,9 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   // No expert cache unless the family decodes one (the expert-cache families).
   s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe
   engines::family(s.family).decode(e, s, model, cards);
+  if (s.parallel_auto && s.family != EngineFamilyId::Vllm)
+    config::fail(*e.node().find("parallel"), "engine.parallel",
+                 "auto is vLLM's card-dependent max_num_seqs default (family vllm); give this engine's slots as a number");
   // As llama.cpp's -ngl: a count above the model's layers (the customary 99) means every layer
   // and the LM head. llama.cpp counts the output layer as layer n_layer and offloads
   // min(-ngl, n_layer + 1) layers (src/llama-model.cpp, load_tensors). Builds since PR 18148

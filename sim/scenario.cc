@@ -7,6 +7,7 @@
 
 #include "core/config_reader.h"
 #include "sim/engine_config.h"
+#include "sim/engines/engine_family.h"
 #include "sim/hardware_setup.h"
 #include "sim/host_experts.h"
 #include "sim/vram_plan.h"
@@ -160,6 +161,7 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   const Node* engine = r.optional_any("engine");
   s.engine = decode_engine(engine ? *engine : Node::map(root.origin()), catalogue, formats, s.model,
                            static_cast<int>(s.cards.size()));
+  engines::family(s.engine.family).fit_to_cards(s, engine ? *engine : root);
   // An expert cache needs to know which experts are hot; experts that live with their layer
   // do not (every routed expert of a layer is equally resident).
   // An empty hot set (expert_cache.size: 0) holds nothing hot.

@@ -151,6 +151,16 @@ struct KvPool {
   double watermark = 0;  // share of the blocks a new request must leave free to be admitted
 };
 
+// vLLM V1's scheduler (vllm/v1/core/sched/scheduler.py, Scheduler.schedule): each step has one
+// budget of max_num_batched_tokens tokens, spent first on the running requests' decode tokens,
+// then on the prompts being prefilled, chunk by chunk (chunked prefill: a prompt larger than
+// what is left takes what is left and goes on in the next steps). Without it (V0): a prefill
+// pass of whole prompts between decode steps.
+struct StepBudget {
+  std::int64_t tokens = 0;     // max_num_batched_tokens (0 until fitted to the cards: `auto`)
+  bool tokens_auto = false;    // `auto`: vLLM's default for the card (engines/vllm.cc)
+};
+
 struct EngineSetup {
   std::string preset;
   // Cards (catalogue names) on which measurements gathered after the preset's calibration show
@@ -160,6 +170,8 @@ struct EngineSetup {
   std::int64_t context = 0;
   workloads::KvType kv;
   int parallel = 1;
+  bool parallel_auto = false;  // `parallel: auto` (vLLM's max_num_seqs default for the card; 0 until fitted)
+  std::optional<StepBudget> step_budget;  // vLLM V1's token budget per step (engine.max_num_batched_tokens)
   // llama.cpp-style placement (engines without an expert cache). The last `gpu_layers` layers
   // run on the GPU(s) (-ngl), the first ones on the host CPU from RAM; the routed experts of
   // the first `cpu_moe_layers` layers stay in RAM and are computed by the CPU (--n-cpu-moe N;

@@ -186,7 +186,7 @@ void StepExecutor::pause(double seconds) {
 void StepExecutor::run_prefill(const Job& job, RequestRunner& runner) {
   const std::int64_t prefilled = runner.prefill_tokens();
   if (!expert_split()) {
-    run_prefill_pass({{&job, &runner}});
+    run_prefill_pass({{&job, &runner, std::nullopt, true}});
     return;
   }
   double credit = 0;  // exchange time this slot has simulated already
@@ -201,7 +201,7 @@ void StepExecutor::run_prefill(const Job& job, RequestRunner& runner) {
   exchanges.front() = 0;
   const double longest = *std::max_element(times.begin(), times.end());
   run_expert_step(pre, pre_cards, exchanges, longest * moe_layers, prefilled, false, credit);
-  book_prefill(pre, {{&job, &runner}});
+  book_prefill(pre, {{&job, &runner, std::nullopt, true}});
 }
 
 // One prefill pass over `jobs`' sequences (RequestRunner::prefill_of with the first one's
@@ -209,7 +209,7 @@ void StepExecutor::run_prefill(const Job& job, RequestRunner& runner) {
 // on the card, or the cards in turn: continuous batching passes every prompt admitted together.
 void StepExecutor::run_prefill_pass(const std::vector<Prefilled>& jobs) {
   std::vector<RequestRunner::PrefillSequence> sequences;
-  for (const auto& j : jobs) sequences.push_back(j.runner->prefill_sequence());
+  for (const auto& j : jobs) sequences.push_back(j.chunk.value_or(j.runner->prefill_sequence()));
   std::vector<StepCosts> pre_cards;
   const StepCosts pre = jobs.front().runner->prefill_of(sequences, &pre_cards);
   std::int64_t tokens = 0;
@@ -230,9 +230,10 @@ void StepExecutor::run_prefill_pass(const std::vector<Prefilled>& jobs) {
 void StepExecutor::book_prefill(const StepCosts& pre, const std::vector<Prefilled>& jobs) {
   rec_.out().prefill += pre;
   rec_.account_gpu(pre, staged(), overlapped());  // counted as it ran (run_whole_step)
-  for (const auto& [job, runner] : jobs) {
-    runner->take_prefill_token();
-    if (job->shape.prefix_id >= 0 && job->shape.prefix_tokens > 0) prefixes_.insert(job->shape.prefix_id);
+  for (const auto& j : jobs) {
+    if (!j.last) continue;  // a chunk of its prompt: the rest comes in later passes
+    j.runner->take_prefill_token();
+    if (j.job->shape.prefix_id >= 0 && j.job->shape.prefix_tokens > 0) prefixes_.insert(j.job->shape.prefix_id);
   }
 }
 

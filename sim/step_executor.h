@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -25,10 +26,13 @@
 
 namespace vramsim::sim {
 
-// A request in a prefill pass.
+// A request in a prefill pass: its whole prefill, or (chunked prefill) `chunk`'s tokens of it
+// after the positions before them, the prefill's last chunk when `last`.
 struct Prefilled {
   const Job* job = nullptr;
   RequestRunner* runner = nullptr;
+  std::optional<RequestRunner::PrefillSequence> chunk;  // none: the whole prefill (prefill_sequence())
+  bool last = true;                                     // its next token comes from this pass
 };
 
 class StepExecutor {

@@ -36,6 +36,10 @@ class EngineFamily {
   // Refuses what the family does not model once every key is in `s` (vLLM with layers on the
   // CPU, say), at the key.
   virtual void check(config::MapReader&, const EngineSetup&, const workloads::ModelSpec&, int /*cards*/) const {}
+  // Defaults the family takes from the cards it runs on, once the hardware is decoded (vLLM's
+  // max_num_seqs and max_num_batched_tokens by the card's memory and name); `at`: the engine
+  // section, for an error. REQUIRES: s.cards decoded, s.engine from decode and check.
+  virtual void fit_to_cards(Scenario&, const config::Node& /*at*/) const {}
   // The command that runs the decoded scenario's engine (REQUIRES: s.engine.family is this one).
   virtual EngineCommand command(const Scenario& s) const = 0;
 };

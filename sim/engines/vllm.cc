@@ -1,7 +1,10 @@
 // vLLM (`vllm serve`): every weight on the GPU(s) (one, or a tensor split's), a paged KV pool
 // allocated at start, continuous batching.
+#include <cctype>
 #include <cstdio>
 #include <sstream>
+
+#include "core/units.h"
 
 #include "sim/engines/engine_family.h"
 #include "workloads/formats.h"
@@ -56,7 +59,40 @@ class Vllm final : public EngineFamily {
     if (p.watermark >= 1) pool->fail_at("watermark", "a share of the pool is below 1");
     pool->finish();
     s.kv_pool = p;
+    // V1's token budget per step (absent: V0's scheduler, a pass of whole prompts).
+    if (const config::Node* budget = e.node().find("max_num_batched_tokens")) {
+      StepBudget b;
+      if (budget->is_scalar() && budget->text() == "auto") {
+        e.ignore("max_num_batched_tokens");
+        b.tokens_auto = true;
+      } else {
+        b.tokens = e.integer("max_num_batched_tokens", 1, std::int64_t{1} << 30);
+      }
+      s.step_budget = b;
+    }
     check_served_formats(e, s, model);
+  }
+
+  // vLLM v0.11's defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults,
+  // UsageContext.OPENAI_API_SERVER): on a device of at least 70 GiB whose name has no "a100"
+  // ("Setting large max_num_batched_tokens for A100 reduces throughput, see PR #17885"),
+  // max_num_batched_tokens 8192 and max_num_seqs 1024; elsewhere 2048 and 256. The device's
+  // memory is its total (torch's get_device_total_memory: the driver's total, memory.driver_total).
+  void fit_to_cards(Scenario& sc, const config::Node& at) const override {
+    EngineSetup& e = sc.engine;
+    const auto& gpu = sc.cards.front().gpu.spec;
+    std::string device = gpu.name + " " + gpu.display_name;
+    for (auto& ch : device) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const double total = gpu.driver_total_bytes.value_or(gpu.memory_bytes);
+    const bool large = total >= 70.0 * units::kGiB && device.find("a100") == std::string::npos;
+    if (e.parallel_auto) e.parallel = large ? 1024 : 256;
+    if (e.step_budget && e.step_budget->tokens_auto) e.step_budget->tokens = large ? 8192 : 2048;
+    // vLLM refuses to start otherwise (SchedulerConfig: "max_num_batched_tokens ... must be
+    // greater than or equal to max_num_seqs"): every running request's decode token fits a step.
+    if (e.step_budget && e.step_budget->tokens < e.parallel)
+      config::fail(at, "engine.max_num_batched_tokens",
+                   std::to_string(e.step_budget->tokens) + " tokens a step is fewer than parallel (max_num_seqs) " +
+                       std::to_string(e.parallel) + ": vLLM refuses to start with that (each running request's decode token must fit a step)");
   }
 
   // The pool's engine keeps every weight on its GPUs (one, or a tensor split's) and hands
@@ -90,6 +126,7 @@ class Vllm final : public EngineFamily {
     std::snprintf(utilization, sizeof utilization, "%g", e.kv_pool->gpu_memory_utilization);
     f << "--max-model-len " << e.context << " --gpu-memory-utilization " << utilization << " --max-num-seqs " << e.parallel
       << " --block-size " << e.kv_pool->block_size;
+    if (e.step_budget) f << " --max-num-batched-tokens " << e.step_budget->tokens;
     return {"vllm serve", f.str()};
   }
 };
