@@ -17,6 +17,7 @@ int validate_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
+int compare_command(const std::vector<std::string>& args);
 int routing_trace_command(const std::vector<std::string>& args);
 
 }  // namespace vramsim::cli

@@ -19,6 +19,7 @@ const char* kUsage = R"(usage: vramsim COMMAND [options]
 commands:
   fit            will a model fit on a card, and how fast will it decode (memory-budget model)
   plan           search llama.cpp's knobs by simulation: the best flags for a model on a card
+  compare        compare hardware options (cards, a Mac, prices) for models: the answer in words
   run            simulate a scenario: expert cache, PCIe, bubbles, requests (event simulation)
   validate       run a validation dataset and compare with measurements
   sweep          run a study's points in parallel processes and write its report
@@ -42,6 +43,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "sweep") return sweep_command(rest);
   if (command == "report") return report_command(rest);
   if (command == "calibrate") return calibrate_command(rest);
+  if (command == "compare") return compare_command(rest);
   if (command == "routing-trace") return routing_trace_command(rest);
   if (command == "import-model") return import_model_command(rest);
   if (command == "version" || command == "--version") {

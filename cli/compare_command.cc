@@ -1,0 +1,413 @@
+// `vramsim compare FILE | --model M --option CARDS[=PRICE] ...`: the options a buyer weighs, each
+// run with the flags `plan` finds best for it (one `vramsim plan` process per option and model,
+// in parallel), one table per model, the answer in words generated from the results, and the
+// tool's measured error on those cards (the public corpus's prediction rows, `vramsim validate
+// public-corpus`). --report DIR writes the same as compare.md and a self-contained compare.html.
+#include <tbb/task_arena.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/catalogue_access.h"
+#include "cli/commands.h"
+#include "cli/compare_spec.h"
+#include "cli/write_error.h"
+#include "core/config_reader.h"
+#include "core/json.h"
+#include "core/output_file.h"
+#include "core/subprocess.h"
+#include "reports/parallel_children.h"
+
+namespace vramsim::cli {
+namespace {
+namespace fs = std::filesystem;
+using config::Node;
+
+const char* kHelp = R"(usage: vramsim compare FILE [options]
+       vramsim compare --model M [--model M2 ...] --option CARDS[=PRICE] --option ... --host H [options]
+
+Compares hardware options for the models a buyer cares about: each option (one card, N identical
+cards, an Apple part) runs each model with the flags `vramsim plan` finds best for it, and the
+answer comes first, in words derived from the results, with the tool's measured error on those
+cards (the public corpus's prediction rows). FILE: a compare file (configs/compare/NAME.yaml, or
+a path; docs/compare.md) with name, question, models, host, engine, context, users, currency and
+options [{gpus, name, price, host}].
+
+  --model M          a catalogue model (repeatable)
+  --option CARDS     a card or a comma list of identical cards (rtx-3090,rtx-3090), optionally
+                     =PRICE (rtx-5090=1999); repeatable, at least two
+  --host H           the host of the discrete cards (an Apple part is its own host)
+  --engine E         llama.cpp (default) | vllm
+  --users N          also the aggregate throughput of N closed-loop clients (default 1: none)
+  --context N        context window in tokens (default 4096)
+  --currency C       the prices' unit (default USD)
+  --report DIR       also write DIR/compare.md and DIR/compare.html
+  --no-error-bars    skip the validation run that gives each card's measured error (~10 s)
+  --json             print one JSON object (docs/json-schema.md)
+  -j N, --jobs N     parallel plan processes (default: the cores)
+  --configs DIR      catalogue directory
+)";
+
+// A YAML double-quoted scalar (JSON's quoting is YAML's).
+std::string quoted(const std::string& s) { return "\"" + json::escape(s) + "\""; }
+
+// The spec from the flags, through the same decoder as a file (one set of checks and messages).
+CompareSpec spec_from_flags(const Args& args, const config::Catalogue& catalogue) {
+  std::ostringstream y;
+  y << "name: command line\nmodels: [";
+  const auto models = args.all("--model");
+  if (models.empty()) throw UsageError("give a compare FILE, or --model and --option (see --help)");
+  for (std::size_t i = 0; i < models.size(); ++i) y << (i ? ", " : "") << quoted(models[i]);
+  y << "]\noptions:\n";
+  for (const auto& o : args.all("--option")) {
+    const auto eq = o.find('=');
+    const std::string cards = o.substr(0, eq);
+    y << "  - gpus: [";
+    std::size_t at = 0;
+    for (bool first = true; at <= cards.size(); first = false) {
+      const auto comma = cards.find(',', at);
+      y << (first ? "" : ", ") << quoted(cards.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    y << "]\n";
+    if (eq != std::string::npos) y << "    price: " << quoted(o.substr(eq + 1)) << "\n";
+  }
+  if (args.all("--option").empty()) y << "  []\n";
+  if (auto h = args.get("--host")) y << "host: " << quoted(*h) << "\n";
+  if (auto e = args.get("--engine")) y << "engine: " << quoted(*e) << "\n";
+  if (auto c = args.get("--currency")) y << "currency: " << quoted(*c) << "\n";
+  if (auto c = args.get("--context")) y << "context: " << quoted(*c) << "\n";
+  if (auto u = args.get("--users")) y << "users: " << quoted(*u) << "\n";
+  auto tree = config::parse_yaml(y.str(), "the command line");
+  if (!tree) throw config::ConfigError(tree.error());
+  return decode_compare_spec(*tree, catalogue);
+}
+
+const Node* member(const Node& n, const char* key) { return n.is_map() ? n.find(key) : nullptr; }
+double number(const Node& n, const char* key) {
+  const Node* v = member(n, key);
+  const auto x = v && v->is_scalar() ? config::parse_number(v->text()) : std::nullopt;
+  return x.value_or(0.0);
+}
+std::string text(const Node& n, const char* key) {
+  const Node* v = member(n, key);
+  return v && v->is_scalar() ? v->text() : std::string();
+}
+
+// plan's reason on stderr, without its "vramsim plan: error: " prefix.
+std::string reason(const std::string& err) {
+  std::string s = err.substr(0, err.find('\n'));
+  if (const auto at = s.find("error: "); at != std::string::npos) s = s.substr(at + 7);
+  return s.empty() ? "plan failed" : s;
+}
+
+// One `vramsim plan` of an option and a model: its best configuration.
+CompareCell plan_cell(const CompareSpec& spec, const CompareOption& o, const std::string& model, const std::string& configs) {
+  auto argv = [&](bool users) {
+    std::vector<std::string> a = {proc::self_executable(), "plan", "--model", model, "--gpu", o.gpu, "--engine", spec.engine,
+                                  "--context", std::to_string(spec.context), "--top", "1", "-j", "1", "--json", "--configs", configs};
+    if (o.count > 1) a.insert(a.end(), {"--gpus", std::to_string(o.count)});
+    if (o.host) a.insert(a.end(), {"--host", *o.host});
+    if (users) a.insert(a.end(), {"--clients", std::to_string(spec.users), "--goal", "throughput"});
+    return a;
+  };
+  CompareCell c;
+  std::vector<std::string> lower;  // the formats below Q4_K_M plan stepped down to
+  auto best_of = [&](const proc::ProcessResult& r) -> std::optional<Node> {
+    if (r.exit_code != 0) {
+      c.why_not = reason(r.err);
+      return std::nullopt;
+    }
+    auto tree = config::parse_yaml(r.out, "plan's output");
+    const Node* best = tree ? member(*tree, "best") : nullptr;
+    if (!best || !best->is_sequence() || best->items().empty()) {
+      c.why_not = "no configuration of it fits";
+      return std::nullopt;
+    }
+    if (const Node* l = member(*tree, "lower_quants_tried"); l && l->is_sequence())
+      for (const Node& q : l->items())
+        if (q.is_scalar()) lower.push_back(q.text());
+    return best->items().front();
+  };
+  const auto one = best_of(proc::run(argv(false)));
+  if (!one) return c;
+  c.ran = true;
+  c.flags = text(*one, "flags");
+  c.engine = text(*one, "engine");
+  c.quant = text(*one, "quant");
+  c.placement = text(*one, "placement");
+  c.lower_quality = std::find(lower.begin(), lower.end(), c.quant) != lower.end();
+  c.all_on_gpu = c.placement.rfind("every layer on the GPU", 0) == 0 && c.placement.find("on the CPU") == std::string::npos;
+  c.decode_tok_s = number(*one, "decode_tok_s");
+  c.prefill_tok_s = number(*one, "prefill_tok_s");
+  c.ttft_s = number(*one, "ttft_s");
+  c.max_context = static_cast<std::int64_t>(number(*one, "max_context"));
+  if (spec.users > 1)
+    if (const auto many = best_of(proc::run(argv(true)))) c.users_tok_s = number(*many, "throughput_tok_s");
+  return c;
+}
+
+// The public corpus's per-card medians: label -> kind -> (median, rows).
+using CardErrors = std::map<std::string, std::map<std::string, std::pair<double, std::size_t>>>;
+CardErrors card_errors(const std::string& configs) {
+  const auto r = proc::run({proc::self_executable(), "validate", "public-corpus", "--json", "--configs", configs});
+  auto tree = config::parse_yaml(r.out, "validate's output");
+  CardErrors out;
+  const Node* p = tree ? member(*tree, "predictions") : nullptr;
+  const Node* cards = p ? member(*p, "by_card") : nullptr;
+  if (!cards || !cards->is_sequence()) return out;
+  for (const Node& c : cards->items())
+    if (const Node* kinds = member(c, "by_kind"); kinds && kinds->is_sequence())
+      for (const Node& k : kinds->items())
+        out[text(c, "card")][text(k, "group")] = {number(k, "median_abs_error"), static_cast<std::size_t>(number(k, "rows"))};
+  return out;
+}
+
+void attach_errors(CompareCell& c, const CompareOption& o, const CardErrors& errors) {
+  const std::string label = o.count > 1 ? std::to_string(o.count) + "x " + o.gpu : o.gpu;
+  const auto it = errors.find(label);
+  if (it == errors.end()) return;
+  auto take = [&](const char* kind, std::optional<double>& e, std::size_t& n) {
+    if (auto k = it->second.find(kind); k != it->second.end()) {
+      e = k->second.first;
+      n = k->second.second;
+    }
+  };
+  take(o.count > 1 ? "multi-card" : "decode", c.decode_error, c.decode_rows);  // several cards: their rows, every kind
+  if (o.count == 1) take("prefill", c.prefill_error, c.prefill_rows);
+}
+
+std::string fixed(double v, int d) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", d, v);
+  return b;
+}
+
+// The table of one model: a header and rows of cells (text), shared by the terminal, Markdown and HTML.
+std::vector<std::vector<std::string>> table(const CompareSpec& spec, const std::vector<CompareCell>& cells) {
+  std::vector<std::vector<std::string>> t;
+  std::vector<std::string> head = {"option", "price", "decode tok/s", "prefill tok/s", "TTFT s"};
+  if (spec.users > 1) head.push_back(std::to_string(spec.users) + " users tok/s");
+  head.insert(head.end(), {"decode per 1k " + spec.currency, "max context", "decode error (rows)", "placement", "flags"});
+  t.push_back(head);
+  for (std::size_t o = 0; o < cells.size(); ++o) {
+    const auto& c = cells[o];
+    const auto& op = spec.options[o];
+    std::vector<std::string> row = {op.name, op.price ? fixed(*op.price, 0) : "-"};
+    if (!c.ran) {
+      row.insert(row.end(), {"-", "-", "-"});
+      if (spec.users > 1) row.push_back("-");
+      row.insert(row.end(), {"-", "-", "-", "does not run: " + c.why_not, "-"});
+    } else {
+      row.insert(row.end(), {fixed(c.decode_tok_s, 1), fixed(c.prefill_tok_s, 0), fixed(c.ttft_s, 3)});
+      if (spec.users > 1) row.push_back(c.users_tok_s ? fixed(*c.users_tok_s, 0) : "-");
+      row.push_back(op.price ? fixed(c.decode_tok_s / *op.price * 1000, 1) : "-");
+      row.push_back(std::to_string(c.max_context));
+      row.push_back(c.decode_error ? fixed(100 * *c.decode_error, 0) + "% (" + std::to_string(c.decode_rows) + ")" : "no rows");
+      row.push_back(c.quant + ", " + c.placement);
+      row.push_back(c.flags);
+    }
+    t.push_back(row);
+  }
+  return t;
+}
+
+std::string markdown(const CompareSpec& spec, const CompareResults& results, const std::vector<std::string>& answer) {
+  std::ostringstream m;
+  m << "# " << spec.name << "\n\n";
+  if (!spec.question.empty()) m << "*" << spec.question << "*\n\n";
+  m << "## The answer\n\n";
+  for (const auto& p : answer) m << p << "\n\n";
+  for (std::size_t i = 0; i < spec.models.size(); ++i) {
+    m << "## " << spec.models[i] << "\n\n";
+    const auto t = table(spec, results[i]);
+    for (std::size_t r = 0; r < t.size(); ++r) {
+      m << "|";
+      for (const auto& cell : t[r]) m << " " << cell << " |";
+      m << "\n";
+      if (r == 0) {
+        m << "|";
+        for (std::size_t k = 0; k < t[r].size(); ++k) m << (k == 0 ? "---|" : "---:|");
+        m << "\n";
+      }
+    }
+    m << "\n";
+  }
+  m << "Each option runs " << spec.engine << " with the flags `vramsim plan` found best for it (context " << spec.context
+    << "). The error column is the median |predicted / measured - 1| of the public corpus's prediction rows on that card "
+       "(docs/validation.md).\n";
+  return m.str();
+}
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) o += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : ch == '"' ? "&quot;" : std::string(1, ch);
+  return o;
+}
+
+std::string html(const CompareSpec& spec, const CompareResults& results, const std::vector<std::string>& answer) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(spec.name)
+    << "</title>\n<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;line-height:1.45}"
+       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:right}"
+       "td:first-child,th:first-child,td:nth-last-child(-n+2){text-align:left}.answer{background:#f3f7ff;padding:.6em 1em;"
+       "border-left:4px solid #3366cc}</style></head><body>\n<h1>" << html_escape(spec.name) << "</h1>\n";
+  if (!spec.question.empty()) h << "<p><em>" << html_escape(spec.question) << "</em></p>\n";
+  h << "<div class=\"answer\"><h2>The answer</h2>\n";
+  for (const auto& p : answer) h << "<p>" << html_escape(p) << "</p>\n";
+  h << "</div>\n";
+  for (std::size_t i = 0; i < spec.models.size(); ++i) {
+    h << "<h2>" << html_escape(spec.models[i]) << "</h2>\n<table>\n";
+    const auto t = table(spec, results[i]);
+    for (std::size_t r = 0; r < t.size(); ++r) {
+      h << "<tr>";
+      for (const auto& cell : t[r]) h << (r ? "<td>" : "<th>") << html_escape(cell) << (r ? "</td>" : "</th>");
+      h << "</tr>\n";
+    }
+    h << "</table>\n";
+  }
+  h << "<p>Each option runs " << html_escape(spec.engine) << " with the flags <code>vramsim plan</code> found best for it (context "
+    << spec.context << "). The error column is the median |predicted / measured - 1| of the public corpus's prediction rows on "
+       "that card (docs/validation.md).</p>\n</body></html>\n";
+  return h.str();
+}
+
+void write_json(const CompareSpec& spec, const CompareResults& results, const std::vector<std::string>& answer) {
+  json::Writer j;
+  j.begin_object().field("name", spec.name).field("question", spec.question).field("engine", spec.engine)
+      .field("context", spec.context).field("users", spec.users).field("currency", spec.currency);
+  j.key("answer").begin_array();
+  for (const auto& p : answer) j.value(p);
+  j.end_array();
+  j.key("models").begin_array();
+  for (std::size_t i = 0; i < spec.models.size(); ++i) {
+    j.begin_object().field("model", spec.models[i]);
+    j.key("options").begin_array();
+    for (std::size_t o = 0; o < spec.options.size(); ++o) {
+      const auto& op = spec.options[o];
+      const auto& c = results[i][o];
+      j.begin_object().field("name", op.name).field("gpu", op.gpu).field("count", op.count);
+      j.key("host").value(op.host);
+      j.key("price").value(op.price);
+      j.field("ran", c.ran);
+      if (!c.ran) {
+        j.field("why_not", c.why_not).end_object();
+        continue;
+      }
+      j.field("flags", c.flags).field("engine", c.engine).field("quant", c.quant).field("placement", c.placement)
+          .field("all_on_gpu", c.all_on_gpu).field("decode_tok_s", c.decode_tok_s).field("prefill_tok_s", c.prefill_tok_s)
+          .field("ttft_s", c.ttft_s);
+      j.key("users_tok_s").value(c.users_tok_s);
+      j.field("max_context", c.max_context);
+      j.key("decode_error").value(c.decode_error);
+      j.field("decode_error_rows", static_cast<std::int64_t>(c.decode_rows));
+      j.key("prefill_error").value(c.prefill_error);
+      j.field("prefill_error_rows", static_cast<std::int64_t>(c.prefill_rows)).end_object();
+    }
+    j.end_array().end_object();
+  }
+  j.end_array().end_object();
+  std::cout << j.str() << "\n";
+}
+
+}  // namespace
+
+int compare_command(const std::vector<std::string>& argv) {
+  proc::forward_termination_signals();
+  OptionSpec opts;
+  opts.with_value = {"--host", "--engine", "--users", "--context", "--currency", "--report", "-j", "--jobs", "--configs"};
+  opts.repeated = {"--model", "--option"};
+  opts.flags = {"--json", "--help", "--no-error-bars"};
+  Args args(argv, opts);
+  if (args.flag("--help")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  config::Catalogue catalogue = open_catalogue(args.get("--configs"));
+  CompareSpec spec;
+  if (!args.positional().empty()) {
+    if (args.positional().size() > 1) throw UsageError("expected one compare FILE (see --help)");
+    if (!args.all("--model").empty() || !args.all("--option").empty())
+      throw UsageError("give a compare FILE or --model and --option, not both");
+    const std::string name = args.positional()[0];
+    const fs::path file = name.ends_with(".yaml") ? fs::path(name) : catalogue.root() / "compare" / (name + ".yaml");
+    if (!fs::exists(file)) {
+      std::string known;
+      for (const auto& n : catalogue.names("compare")) known += (known.empty() ? "" : ", ") + n;
+      throw UsageError("no compare file \"" + name + "\" (bundled: " + known + "; or a .yaml file)");
+    }
+    auto tree = config::load_yaml_file(file.string());
+    if (!tree) throw config::ConfigError(tree.error());
+    spec = decode_compare_spec(*tree, catalogue);
+  } else {
+    spec = spec_from_flags(args, catalogue);
+  }
+  spec.error_bars = !args.flag("--no-error-bars");
+  const std::string configs = catalogue.root().string();
+  const int jobs = static_cast<int>(args.integer(args.spelling("-j", "--jobs"), tbb::this_task_arena::max_concurrency(), 1, 1024));
+  const std::size_t n = spec.models.size() * spec.options.size();
+  CompareResults results(spec.models.size(), std::vector<CompareCell>(spec.options.size()));
+  CardErrors errors;
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  std::atomic<int> done{0};
+  // The validation run (error bars) beside the plans: one more job.
+  reports::for_each_in_parallel(jobs, n + 1, [&](std::size_t i) {
+    if (i == n) {
+      if (!args.flag("--no-error-bars")) errors = card_errors(configs);
+    } else {
+      results[i / spec.options.size()][i % spec.options.size()] =
+          plan_cell(spec, spec.options[i % spec.options.size()], spec.models[i / spec.options.size()], configs);
+    }
+    const int d = ++done;
+    if (progress) std::cerr << "\r  compared " << d << "/" << n + 1 << (d == static_cast<int>(n + 1) ? "\n" : "") << std::flush;
+  });
+  for (std::size_t m = 0; m < spec.models.size(); ++m)
+    for (std::size_t o = 0; o < spec.options.size(); ++o) attach_errors(results[m][o], spec.options[o], errors);
+  const std::vector<std::string> answer = compare_conclusion(spec, results);
+
+  if (auto dir = args.get("--report")) {
+    std::error_code ec;
+    fs::create_directories(*dir, ec);
+    if (ec) throw WriteError("cannot create " + *dir + ": " + ec.message());
+    for (const auto& [file, body] : {std::pair{"compare.md", markdown(spec, results, answer)}, std::pair{"compare.html", html(spec, results, answer)}})
+      if (auto st = io::write_file((fs::path(*dir) / file).string(), body); !st) throw WriteError(st.error().message);
+  }
+  if (args.flag("--json")) {
+    write_json(spec, results, answer);
+    return 0;
+  }
+  std::cout << "vramsim compare: " << spec.name << " (" << spec.models.size() << " model" << (spec.models.size() > 1 ? "s" : "") << " x "
+            << spec.options.size() << " options; each with plan's best " << spec.engine << " flags)\n";
+  if (!spec.question.empty()) std::cout << "  " << spec.question << "\n";
+  std::cout << "\n  The answer:\n";
+  for (const auto& p : answer) std::cout << "    " << p << "\n";
+  for (std::size_t m = 0; m < spec.models.size(); ++m) {
+    std::cout << "\n  " << spec.models[m] << "\n";
+    const auto t = table(spec, results[m]);
+    std::vector<std::size_t> width(t.front().size(), 0);
+    for (const auto& row : t)
+      for (std::size_t k = 0; k + 2 < row.size(); ++k) width[k] = std::max(width[k], row[k].size());
+    for (const auto& row : t) {
+      std::cout << "   ";
+      for (std::size_t k = 0; k < row.size(); ++k) {
+        const bool last_two = k + 2 >= row.size();
+        std::cout << " " << (last_two || k == 0 ? row[k] : std::string(width[k] - row[k].size(), ' ') + row[k]);
+        if (k == 0) std::cout << std::string(width[0] - row[0].size(), ' ');
+        if (last_two && k + 1 < row.size()) std::cout << " |";
+      }
+      std::cout << "\n";
+    }
+  }
+  if (auto dir = args.get("--report")) std::cout << "\n  report: " << (fs::path(*dir) / "compare.html").string() << "\n";
+  return 0;
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,64 @@
+// `vramsim compare`: the options a buyer weighs (cards, with an optional price), the models and
+// the workload, as a YAML file (configs/compare/*.yaml) or flags; what each option gave; and the
+// answer in words, derived from those results (never typed).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalogue.h"
+#include "core/config_tree.h"
+
+namespace vramsim::cli {
+
+struct CompareOption {
+  std::string name;             // as printed: "2x RTX 3090" by default (the cards' display names)
+  std::string gpu;              // catalogue card, `count` of them (plan searches identical cards)
+  int count = 1;
+  std::optional<std::string> host;  // the host of a discrete card (else the spec's); none on an Apple part
+  std::optional<double> price;      // in the spec's currency; what the option costs (added, or whole)
+};
+
+struct CompareSpec {
+  std::string name;
+  std::string question;             // the question the comparison answers (printed first), or ""
+  std::vector<std::string> models;  // catalogue models
+  std::vector<CompareOption> options;
+  std::optional<std::string> host;  // the default host for discrete cards
+  std::string engine = "llama.cpp";
+  std::string currency = "USD";
+  std::int64_t context = 4096;
+  int users = 1;                    // > 1: also the aggregate throughput of that many closed-loop clients
+  bool error_bars = true;           // the cards' measured errors were looked up (compare --no-error-bars: not)
+};
+
+// Decodes a compare file. Throws config::ConfigError at the key (an unknown card, model or host
+// with the nearest names; a mixed card list; a discrete card without a host; a price <= 0).
+CompareSpec decode_compare_spec(const config::Node& root, const config::Catalogue& catalogue);
+
+// What the best configuration `plan` found for one option and model gave (no value: none ran).
+struct CompareCell {
+  bool ran = false;
+  std::string why_not;              // when !ran: plan's reason
+  std::string flags, engine, quant, placement;
+  bool all_on_gpu = false;          // every layer (and expert) on the GPUs
+  bool lower_quality = false;       // a format below Q4_K_M that plan stepped down to (its quality rule)
+  double decode_tok_s = 0, prefill_tok_s = 0, ttft_s = 0;
+  std::optional<double> users_tok_s;  // aggregate at spec.users clients
+  std::int64_t max_context = 0;
+  // The median |error| of the public corpus's prediction rows on this option's card(s) (decode,
+  // prefill) and their counts; none: no measured row.
+  std::optional<double> decode_error, prefill_error;
+  std::size_t decode_rows = 0, prefill_rows = 0;
+};
+
+// cells[model][option], in the spec's order.
+using CompareResults = std::vector<std::vector<CompareCell>>;
+
+// The answer in words, one paragraph per model: which option decodes fastest and by how much
+// over each other, the throughput at spec.users, decode per unit of price, what does not fit on
+// the GPUs, and how far the tool has been off on those cards. Deterministic text.
+std::vector<std::string> compare_conclusion(const CompareSpec& spec, const CompareResults& results);
+
+}  // namespace vramsim::cli
