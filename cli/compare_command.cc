@@ -258,7 +258,7 @@ std::string html(const CompareSpec& spec, const CompareResults& results, const s
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(spec.name)
     << "</title>\n<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;line-height:1.45}"
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:right}"
-       "td:first-child,th:first-child,td:nth-last-child(-n+2){text-align:left}.answer{background:#f3f7ff;padding:.6em 1em;"
+       "td:first-child,th:first-child,td:nth-last-child(-n+2),th:nth-last-child(-n+2){text-align:left}.answer{background:#f3f7ff;padding:.6em 1em;"
        "border-left:4px solid #3366cc}</style></head><body>\n<h1>" << html_escape(spec.name) << "</h1>\n";
   if (!spec.question.empty()) h << "<p><em>" << html_escape(spec.question) << "</em></p>\n";
   h << "<div class=\"answer\"><h2>The answer</h2>\n";
