@@ -35,6 +35,9 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::i
     g.driver_total_bytes = m.optional_quantity("driver_total", Dimension::Bytes);
     g.memory_type = m.optional_string("type").value_or("");
     g.memory_bandwidth = m.quantity("bandwidth", Dimension::Bandwidth);
+    g.stream_share = m.optional_number("stream_share", Lower::Positive);
+    if (g.stream_share && (*g.stream_share > 1 || *g.stream_share < 0.05))
+      m.fail_at("stream_share", "a share of the peak bandwidth, above 0.05 and at most 1 (not a percentage)");
     m.finish();
   }
   {
@@ -50,6 +53,9 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::i
     g.sm_count = static_cast<int>(c.optional_integer("sm_count", 1, 1000).value_or(0));
     g.mma_sync_share = c.optional_number("mma_sync_share", Lower::Positive).value_or(1.0);
     if (g.mma_sync_share > 1) c.fail_at("mma_sync_share", "a share of the tensor peak is at most 1");
+    g.dispatch_latency = c.optional_quantity("dispatch_latency", Dimension::Time);
+    if (g.dispatch_latency && *g.dispatch_latency >= 1e-3)
+      c.fail_at("dispatch_latency", "a kernel dispatch of 1 ms or more is not physical; check the unit (us)");
     c.finish();
   }
   {

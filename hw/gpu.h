@@ -23,6 +23,10 @@ struct GpuSpec {
   std::optional<double> driver_total_bytes;    // total reported by the driver, when known
   std::string memory_type;                     // GDDR7, HBM3e, LPDDR5X, ...
   double memory_bandwidth = 0;                 // peak, bytes per second
+  // Share of that peak a streaming GPU kernel reaches, from a public microbenchmark
+  // (memory.stream_share); given for the unified-memory parts, whose engine presets' own share
+  // is fitted on CUDA cards. None: the engine's gpu_bandwidth_efficiency.
+  std::optional<double> stream_share;
   double dense_fp16_flops = 0;                 // dense fp16/bf16 tensor rate, FLOP per second
   // Dense FP8 (E4M3) tensor rate with FP32 accumulate, FLOP per second; 0 on a part without
   // FP8 tensor cores (before Ada and Hopper), where FP8 weights are multiplied in fp16.
@@ -38,6 +42,10 @@ struct GpuSpec {
   // Streaming multiprocessors (the datasheet's or whitepaper's SM count; 0: not given). A
   // kernel whose grid has fewer blocks than this runs on that many SMs only.
   int sm_count = 0;
+  // GPU time of one kernel dispatch that does no work, seconds (compute.dispatch_latency, a
+  // microbenchmark's): what every kernel of a step costs at least. Given for the unified-memory
+  // parts (Metal); none: the engine's per-layer fixed cost (layer_launch) stands.
+  std::optional<double> dispatch_latency;
   double tdp_watts = 0;
   double idle_watts = 0;
   int pcie_generation = 0;                     // 0 for unified-memory parts (no PCIe link)

@@ -32,6 +32,7 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   p.runtime_vram = e.quantity("runtime_vram", Dimension::Bytes, Lower::NonNegative);
   p.step_overhead = fixed_cost("step_overhead", e.quantity("step_overhead", Dimension::Time, Lower::NonNegative), true);
   p.layer_launch = fixed_cost("layer_launch", e.quantity("layer_launch", Dimension::Time, Lower::NonNegative));
+  p.metal_dispatches_per_layer = static_cast<int>(e.optional_integer("metal_dispatches_per_layer", 1, 1000).value_or(0));
   p.handoff_sync = fixed_cost("handoff_sync", e.quantity("handoff_sync", Dimension::Time, Lower::NonNegative));
   p.collective_sync = fixed_cost("collective_sync", e.quantity("collective_sync", Dimension::Time, Lower::NonNegative));
   // The expert path (cache slots, miss service) matters for MoE models only: an engine preset

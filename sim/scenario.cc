@@ -179,6 +179,17 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     config::fail(engine ? *engine : root, "engine", s.gpu.spec.name + " is a unified-memory part: modelled with a llama.cpp engine and every "
                                                     "layer on its GPU (Metal's default), not " + s.engine.preset +
                                                     (s.engine.family == EngineFamilyId::LlamaCpp ? " with CPU layers or experts" : ""));
+  // On a unified-memory part (Metal) a step streams at the part's own measured share of its peak
+  // (memory.stream_share) and each layer costs its kernels' dispatches (compute.dispatch_latency
+  // x the engine's metal_dispatches_per_layer) instead of the preset's CUDA-fitted figures; a
+  // value the scenario or a --set gives the engine itself is kept.
+  if (s.gpu.spec.unified()) {
+    auto given = [&](const char* key) { return engine && engine->is_map() && engine->find(key); };
+    if (s.gpu.spec.stream_share && !given("gpu_bandwidth_efficiency"))
+      s.engine.physics.gpu_bandwidth_efficiency = *s.gpu.spec.stream_share;
+    if (s.gpu.spec.dispatch_latency && s.engine.physics.metal_dispatches_per_layer > 0 && !given("layer_launch"))
+      s.engine.physics.layer_launch = *s.gpu.spec.dispatch_latency * s.engine.physics.metal_dispatches_per_layer;
+  }
   // A decode attention kernel of a few blocks covers a share of each card's SMs: it needs their count.
   for (const auto& card : s.cards)
     if (s.engine.physics.decode_attention_blocks > 0 && s.model.attention.layout == workloads::AttentionLayout::Mla && card.gpu.spec.sm_count <= 0)

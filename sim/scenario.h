@@ -75,6 +75,9 @@ struct EnginePhysics {
   double slot_alignment = 0;            // each cache slot is rounded up to this, bytes
   double step_overhead = 0;             // host-side work per decode step (GPU idle), seconds
   double layer_launch = 0;              // kernel launches per layer on the captured-graph path, seconds
+  // Kernels one dense layer's decode graph dispatches on Metal (llama.cpp's Metal backend); with a
+  // unified part's compute.dispatch_latency it gives that part's layer_launch. 0: not given.
+  int metal_dispatches_per_layer = 0;
   double moe_layer_sync = 0;            // per MoE layer: routing read back by the host, eager expert launches, seconds
   double miss_sync = 0;                 // GPU<->host synchronisation for a layer with misses, seconds
   double miss_sync_idle = 0;            // ... of which no kernel is resident (host wake-up, relaunch)

@@ -66,3 +66,18 @@ TEST_CASE("plan on an Apple part: no --host, every layer on its GPU, the formats
   // A discrete card still needs its host named.
   check_usage_error("plan --model llama-3.3-70b --gpu rtx-4090", "missing required option --host");
 }
+
+// Metal's own figures (sim/scenario.cc): a unified part streams at its memory.stream_share and
+// pays compute.dispatch_latency x llama.cpp's metal_dispatches_per_layer (5.16 us x 23) per
+// layer, not the preset's CUDA fit (0.948, 92.6 us); the same figures given to the engine give
+// the same run, and an engine value the scenario sets is kept.
+TEST_CASE("run on an Apple part: its measured stream share and kernel dispatches, not the CUDA fit", "[unified]") {
+  const std::string base = "--model llama-3.1-8b --gpu m4-16gb --quant Q4_K_M";
+  const double own = decode_of(base);
+  CHECK(decode_of(base + " --set engine.gpu_bandwidth_efficiency=0.833 --set engine.layer_launch=118.68us") == Approx(own).epsilon(1e-9));
+  CHECK(decode_of(base + " --set hardware.gpu.memory.stream_share=0.95") > own);
+  CHECK(decode_of(base + " --set hardware.gpu.compute.dispatch_latency=2us") > own);
+  CHECK(decode_of(base + " --set engine.layer_launch=200us") < own);  // given: kept
+  check_usage_error("run " + base + " --set hardware.gpu.memory.stream_share=85", "not a percentage");
+  check_usage_error("run " + base + " --set hardware.gpu.compute.dispatch_latency=5ms", "check the unit (us)");
+}
