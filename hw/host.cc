@@ -21,6 +21,15 @@ HostSpec decode_host(const config::Node& node, const std::string& key_path) {
     h.threads = static_cast<int>(c.integer("threads", h.cores, 8192));
     h.simd = c.choice("simd", {"avx2", "avx512", "avx512-bf16", "amx", "neon"});
     h.fp32_flops = c.optional_quantity("fp32_throughput", Dimension::FlopRate);
+    if (auto power = c.optional_map("power")) {
+      h.cpu_full_load_watts = power->quantity("full_load", Dimension::Power);
+      h.cpu_idle_watts = power->quantity("idle", Dimension::Power, config::Lower::NonNegative);
+      // The largest server CPUs are rated ~500 W a socket (AMD EPYC 9965: 500 W).
+      if (*h.cpu_full_load_watts > 600.0 * h.sockets)
+        power->fail_at("full_load", "above 600 W a socket is no CPU package's sustained power (the largest are rated ~500 W); check the unit and that it sums the sockets");
+      if (*h.cpu_idle_watts >= *h.cpu_full_load_watts) power->fail_at("idle", "the idle power must be below the full-load power");
+      power->finish();
+    }
     c.finish();
   }
   {

@@ -23,6 +23,10 @@ struct HostSpec {
   int numa_nodes = 1;
   // Between NUMA nodes (sockets): bytes per second per direction; 0 for one node.
   double inter_socket_bandwidth = 0;
+  // The CPU packages' power, all sockets together (cpu.power: {full_load, idle}), watts: the
+  // host's share of a run's energy as idle + (full_load - idle) x the share of the run the host computes
+  // (sim/power.h). None: not modelled (power and J/token are the GPU boards').
+  std::optional<double> cpu_full_load_watts, cpu_idle_watts;
 };
 
 HostSpec decode_host(const config::Node& node, const std::string& key_path);

@@ -239,7 +239,12 @@ std::string run_summary_json(const sim::Scenario& s, const sim::RunResult& r, co
   j.key("gpu").begin_object().field("cards", static_cast<std::int64_t>(p.cards)).field("util", p.util)
       .field("useful_fraction", p.useful_fraction).field("avg_power_w", p.avg_power_w)
       .field("uncapped_power_w", p.uncapped_power_w).field("power_capped", p.power_capped).end_object();
-  j.key("energy").begin_object().field("j_per_token", p.j_per_token).field("total_j", p.energy_j).end_object();
+  j.key("host_cpu").begin_object().field("busy_share", p.host_busy_share);
+  j.key("avg_power_w").value(p.host_power_w);
+  j.end_object();
+  j.key("energy").begin_object().field("j_per_token", p.j_per_token).field("total_j", p.energy_j);
+  j.key("j_per_token_with_host").value(p.j_per_token_with_host);
+  j.end_object();
   j.key("requests").begin_object().field("completed", r.completed).field("rejected", r.rejected())
       .field("truncated", r.truncated);
   j.key("rejected_by_reason").begin_object().field("prompt_exceeds_context", r.rejected_context)
@@ -409,8 +414,12 @@ std::string run_summary_table(const sim::Scenario& s, const sim::RunResult& r, c
     << "util " << fixed(100 * p.util, 1) << "% (useful " << fixed(100 * p.useful_fraction, 1) << "%), mean power "
     << fixed(p.avg_power_w, 0) << " W"
     << (p.power_capped ? " (TDP-limited; model " + fixed(p.uncapped_power_w, 0) + " W)" : std::string()) << ", "
-    << fixed(p.j_per_token, 2) << (s.gpu.spec.unified() ? " J/token (the whole machine's power figures)\n" : " J/token (GPU boards only)\n")
-    << "  simulation      " << fixed(wall, 2) << " s wall, " << r.decode_steps << " steps, " << r.simgrid_activities
+    << fixed(p.j_per_token, 2) << (s.gpu.spec.unified() ? " J/token (the whole machine's power figures)\n" : " J/token (GPU boards only)\n");
+  if (p.host_power_w)
+    o << "  host CPU        busy " << fixed(100 * p.host_busy_share, 1) << "% of the run, mean power " << fixed(*p.host_power_w, 0)
+      << " W (CPU packages); with the GPU boards "
+      << (p.j_per_token_with_host ? fixed(*p.j_per_token_with_host, 2) + " J/token\n" : std::string("no token\n"));
+  o << "  simulation      " << fixed(wall, 2) << " s wall, " << r.decode_steps << " steps, " << r.simgrid_activities
     << " SimGrid activities\n";
   return o.str();
 }

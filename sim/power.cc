@@ -63,6 +63,13 @@ PowerSummary summarise_power(const Scenario& s, const RunResult& run) {
   }
   p.energy_j = p.avg_power_w * t;
   p.j_per_token = run.generated_tokens > 0 ? p.energy_j / static_cast<double>(run.generated_tokens) : 0.0;
+  const auto& host = s.host;
+  p.host_busy_share = std::min(1.0, (run.decode.host_busy + run.prefill.host_busy) / t);
+  if (host.cpu_full_load_watts && host.cpu_idle_watts && !s.gpu.spec.unified()) {
+    p.host_power_w = *host.cpu_idle_watts + (*host.cpu_full_load_watts - *host.cpu_idle_watts) * p.host_busy_share;
+    if (run.generated_tokens > 0)
+      p.j_per_token_with_host = (p.avg_power_w + *p.host_power_w) * t / static_cast<double>(run.generated_tokens);
+  }
   return p;
 }
 

@@ -12,11 +12,13 @@
 // (TDP - idle - wait) / peak tensor rate for the scenario's GEMMs (gemm_peak: dense fp16, or
 // fp8 for FP8 weights). Both work terms include the operands' on-chip movement. "Utilisation"
 // is what the driver reports: the share of time a kernel is resident, stalls included; the
-// useful fraction is the share spent streaming weights and KV or computing. Only the GPU
-// boards: host CPU and RAM power are not modelled.
+// useful fraction is the share spent streaming weights and KV or computing. The host's CPU
+// packages are added beside the boards when the host gives cpu.power (PowerSummary::host_power_w);
+// RAM, fans and the power supply's loss are not modelled.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "sim/engine.h"
 
@@ -33,6 +35,12 @@ struct PowerSummary {
   double energy_j = 0;         // avg_power_w x makespan (GPU boards only)
   double j_per_token = 0;
   int cards = 1;
+  // The host CPU packages (the host's cpu.power; none without it, or on a unified part, whose
+  // power figures are the whole machine's already): idle + (full_load - idle) x busy_share, where
+  // busy_share is the share of the run the host computes (its layers, its experts; at most 1).
+  std::optional<double> host_power_w;
+  double host_busy_share = 0;
+  std::optional<double> j_per_token_with_host;  // (GPU boards + host CPU packages) x makespan / tokens
 };
 
 // W above idle while a kernel is resident on `gpu`: wait_power_share x (TDP - idle).

@@ -142,6 +142,9 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     if (soc && s.host.name != s.gpu.spec.soc_host)
       config::fail(host, "hardware.host", s.gpu.spec.name + " is a unified-memory part: its host is its own CPU, " +
                                               s.gpu.spec.soc_host + " (leave hardware.host out), not " + s.host.name);
+    if (soc && s.host.cpu_full_load_watts)
+      config::fail(host, "hardware.host.cpu.power", s.gpu.spec.name + " is a unified-memory part: its power figures are the whole "
+                                                    "machine's, CPU included; leave the host's cpu.power out");
     decode_numa(s, host, hw);
     // A what-if on the core count alone leaves the host's arithmetic as it was: say what sets it.
     if (const Node* cpu = host.is_map() ? host.find("cpu") : nullptr;

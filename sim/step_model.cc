@@ -32,12 +32,14 @@ StepCosts& StepCosts::operator+=(const StepCosts& o) {
   pcie_bytes += o.pcie_bytes;
   flops += o.flops;
   link_busy += o.link_busy;
+  host_busy += o.host_busy;
   return *this;
 }
 
 StepCosts as_cpu_layers(StepCosts c) {
   c.cpu_layers = c.total();
   c.host_idle = c.cpu_layers;
+  c.host_busy = c.cpu_layers;
   c.compute = c.transfer = c.stall = c.cpu_experts = c.launch_sync = 0;
   return c;
 }
@@ -54,6 +56,7 @@ StepCosts& StepCosts::operator-=(const StepCosts& o) {
   pcie_bytes -= o.pcie_bytes;
   flops -= o.flops;
   link_busy -= o.link_busy;
+  host_busy -= o.host_busy;
   return *this;
 }
 
@@ -171,6 +174,7 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   const int workers = std::max(1, ph.host_expert_workers);
   const double waves = std::ceil(static_cast<double>(cpu) / workers);
   const double t_cpu = cpu > 0 ? waves * expert_bytes_ * workers / cpu_bw_ + activations : 0.0;
+  if (cpu > 0) c.host_busy = waves * expert_bytes_ * workers / cpu_bw_;
   const double t_pcie = pcie > 0 ? link_latency_ + pcie * expert_bytes_ / (link_bw_ * zero_copy_) : 0.0;
   const double miss_path = ph.miss_sync + std::max(t_cpu, t_pcie);
   const double extra = std::max(0.0, miss_path - hits);  // beyond what the GPU does anyway
@@ -432,6 +436,7 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     const double products = static_cast<double>(u.tokens) * pass.missing_routed_per_token * 2.0 * m.moe->expert_params;
     const double arithmetic = host_matrix_flops_ > 0 ? products / host_matrix_flops_ : 0.0;
     const double host = std::max(missing * expert_bytes_ / cpu_bw_, arithmetic);
+    c.host_busy += host;
     const double copies = 2.0 * static_cast<double>(u.tokens) * activation_bytes_ / link_bw_;
     const double extra = ph.host_prefill_overlap ? std::max(0.0, ph.miss_sync + host / layers - gpu / layers)
                                                  : ph.miss_sync + host / layers + copies;

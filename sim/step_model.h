@@ -46,6 +46,9 @@ struct StepCosts {
   // background prefetch copies of profile-lru that no layer waits for): a step cannot end
   // before its link work does (RequestRunner applies it as a floor). Not part of total().
   double link_busy = 0;
+  // Seconds the host CPU computes (its layers, the experts it runs), overlapping the GPU or not:
+  // its load for the host's power (sim/power.h). Not part of total().
+  double host_busy = 0;
   double total() const { return compute + transfer + stall + cpu_experts + launch_sync + cpu_layers; }
   StepCosts& operator+=(const StepCosts& o);
   StepCosts& operator-=(const StepCosts& o);

@@ -81,3 +81,21 @@ TEST_CASE("run on an Apple part: its measured stream share and kernel dispatches
   check_usage_error("run " + base + " --set hardware.gpu.memory.stream_share=85", "not a percentage");
   check_usage_error("run " + base + " --set hardware.gpu.compute.dispatch_latency=5ms", "check the unit (us)");
 }
+
+// The host CPU's power beside the boards (sim/power.h): an offloaded run's host computes, a run
+// with every weight on the GPU leaves it idle; on an Apple part the figures are the machine's.
+TEST_CASE("run: the host CPU's power enters J/token where the host gives cpu.power", "[unified][power]") {
+  using vramsim::test::json_truth;
+  const std::string offload = run_ok("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M --json");
+  CHECK(json_number(offload, "busy_share", "host_cpu") > 0.1);
+  CHECK(json_number(offload, "j_per_token_with_host", "energy") > json_number(offload, "j_per_token", "energy"));
+  const std::string gpu_only = run_ok("run --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json");
+  CHECK(json_number(gpu_only, "busy_share", "host_cpu") == 0);
+  CHECK(json_number(gpu_only, "avg_power_w", "host_cpu") == Approx(20));  // ddr5-dual-channel's idle
+  CHECK_THAT(run_ok("run --model qwen3-30b-a3b --gpu rtx-3060-12gb --quant Q4_K_M"), Catch::Contains("  host CPU        busy "));
+  const std::string mac = run_ok("run --model llama-3.1-8b --gpu m4-16gb --quant Q4_K_M --json");
+  CHECK_THAT(mac, Catch::Contains("\"j_per_token_with_host\": null"));
+  check_usage_error("run --model llama-3.1-8b --gpu m4-16gb --quant Q4_K_M --set hardware.host.preset=apple-m4 --set hardware.host.cpu.power.full_load=60W "
+                    "--set hardware.host.cpu.power.idle=5W",
+                    "its power figures are the whole machine's");
+}
