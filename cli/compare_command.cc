@@ -150,6 +150,15 @@ CompareCell plan_cell(const CompareSpec& spec, const CompareOption& o, const std
   c.prefill_tok_s = number(*one, "prefill_tok_s");
   c.ttft_s = number(*one, "ttft_s");
   c.max_context = static_cast<std::int64_t>(number(*one, "max_context"));
+  // The machine's energy where the host's CPU is counted (or an Apple part, whole already).
+  const bool unified = !o.host;
+  if (const Node* h = member(*one, "j_per_token_with_host"); h && h->is_scalar() && config::parse_number(h->text())) {
+    c.j_per_token = number(*one, "j_per_token_with_host");
+    c.j_with_host = true;
+  } else if (const Node* b = member(*one, "j_per_token"); b && b->is_scalar() && config::parse_number(b->text())) {
+    c.j_per_token = number(*one, "j_per_token");
+    c.j_with_host = unified;
+  }
   if (spec.users > 1)
     if (const auto many = best_of(proc::run(argv(true)))) c.users_tok_s = number(*many, "throughput_tok_s");
   return c;
@@ -196,7 +205,7 @@ std::vector<std::vector<std::string>> table(const CompareSpec& spec, const std::
   std::vector<std::vector<std::string>> t;
   std::vector<std::string> head = {"option", "price", "decode tok/s", "prefill tok/s", "TTFT s"};
   if (spec.users > 1) head.push_back(std::to_string(spec.users) + " users tok/s");
-  head.insert(head.end(), {"decode per 1k " + spec.currency, "max context", "decode error (rows)", "placement", "flags"});
+  head.insert(head.end(), {"J/token", "decode per 1k " + spec.currency, "max context", "decode error (rows)", "placement", "flags"});
   t.push_back(head);
   for (std::size_t o = 0; o < cells.size(); ++o) {
     const auto& c = cells[o];
@@ -205,13 +214,14 @@ std::vector<std::vector<std::string>> table(const CompareSpec& spec, const std::
     if (!c.ran) {
       row.insert(row.end(), {"-", "-", "-"});
       if (spec.users > 1) row.push_back("-");
-      row.insert(row.end(), {"-", "-", "-", "does not run: " + c.why_not, "-"});
+      row.insert(row.end(), {"-", "-", "-", "-", "does not run: " + c.why_not, "-"});
     } else {
       row.insert(row.end(), {fixed(c.decode_tok_s, 1), fixed(c.prefill_tok_s, 0), fixed(c.ttft_s, 3)});
       if (spec.users > 1) row.push_back(c.users_tok_s ? fixed(*c.users_tok_s, 0) : "-");
+      row.push_back(c.j_per_token ? fixed(*c.j_per_token, 2) + (c.j_with_host ? "" : " (GPU)") : "-");
       row.push_back(op.price ? fixed(c.decode_tok_s / *op.price * 1000, 1) : "-");
       row.push_back(std::to_string(c.max_context));
-      row.push_back(c.decode_error ? fixed(100 * *c.decode_error, 0) + "% (" + std::to_string(c.decode_rows) + ")" : "no rows");
+      row.push_back(!spec.error_bars ? "-" : c.decode_error ? fixed(100 * *c.decode_error, 0) + "% (" + std::to_string(c.decode_rows) + ")" : "no rows");
       row.push_back(c.quant + ", " + c.placement);
       row.push_back(c.flags);
     }
@@ -243,7 +253,8 @@ std::string markdown(const CompareSpec& spec, const CompareResults& results, con
   }
   m << "Each option runs " << spec.engine << " with the flags `vramsim plan` found best for it (context " << spec.context
     << "). The error column is the median |predicted / measured - 1| of the public corpus's prediction rows on that card "
-       "(docs/validation.md).\n";
+       "(docs/validation.md). J/token is the machine's (the GPU boards and the host's CPU packages; an Apple part's "
+       "whole-machine figures), or the GPU boards' alone where marked (GPU).\n";
   return m.str();
 }
 
@@ -305,6 +316,8 @@ void write_json(const CompareSpec& spec, const CompareResults& results, const st
       j.field("flags", c.flags).field("engine", c.engine).field("quant", c.quant).field("placement", c.placement)
           .field("all_on_gpu", c.all_on_gpu).field("decode_tok_s", c.decode_tok_s).field("prefill_tok_s", c.prefill_tok_s)
           .field("ttft_s", c.ttft_s);
+      j.key("j_per_token").value(c.j_per_token);
+      j.field("j_per_token_machine", c.j_with_host);
       j.key("users_tok_s").value(c.users_tok_s);
       j.field("max_context", c.max_context);
       j.key("decode_error").value(c.decode_error);

@@ -162,6 +162,14 @@ std::vector<std::string> compare_conclusion(const CompareSpec& spec, const Compa
         p += " At " + std::to_string(spec.users) + " users the " + spec.options[top].name + " serves the most: " +
              speed(*cells[top].users_tok_s) + " tok/s in all.";
     }
+    // Energy per token, where each option's figure is the machine's (boards + host CPU, or an
+    // Apple part's whole-machine figures): the least.
+    std::optional<std::size_t> frugal;
+    for (std::size_t o : ran)
+      if (cells[o].j_per_token && cells[o].j_with_host && (!frugal || *cells[o].j_per_token < *cells[*frugal].j_per_token)) frugal = o;
+    if (frugal && std::count_if(ran.begin(), ran.end(), [&](std::size_t o) { return cells[o].j_with_host; }) > 1)
+      p += " The " + spec.options[*frugal].name + " uses the least energy: " + fixed(*cells[*frugal].j_per_token, 2) +
+           " J a token (GPU boards and host CPU, or the whole Mac).";
     // Decode per unit of price, over the options that have one.
     std::optional<std::size_t> value;
     auto per_price = [&](std::size_t o) { return cells[o].decode_tok_s / *spec.options[o].price * 1000; };

@@ -45,6 +45,10 @@ struct CompareCell {
   bool all_on_gpu = false;          // every layer (and expert) on the GPUs
   bool lower_quality = false;       // a format below Q4_K_M that plan stepped down to (its quality rule)
   double decode_tok_s = 0, prefill_tok_s = 0, ttft_s = 0;
+  // J per generated token of that run: the machine's where known (GPU boards + host CPU packages,
+  // or an Apple part's whole-machine figures), else the GPU boards'; `with_host` says which.
+  std::optional<double> j_per_token;
+  bool j_with_host = false;
   std::optional<double> users_tok_s;  // aggregate at spec.users clients
   std::int64_t max_context = 0;
   // The median |error| of the public corpus's prediction rows on this option's card(s) (decode,

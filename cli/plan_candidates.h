@@ -22,6 +22,8 @@ struct Candidate {
   std::string flags, engine;  // engine_flags(): the flags and the program they are for
   std::string context_note;  // "-c up to N fits"
   double decode = 0, prefill = 0, ttft = 0, throughput = 0;
+  // Energy per generated token: the GPU boards, and with the host's CPU packages (NaN: none).
+  double j_per_token = 0, j_per_token_with_host = 0;
   std::string error;
 };
 

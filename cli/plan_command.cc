@@ -309,6 +309,8 @@ int plan_command(const std::vector<std::string>& argv) {
       c.prefill = number_at(*out, "prefill_tok_s", "p50");
       c.ttft = number_at(*out, "ttft_s", "p50");
       c.throughput = number_at(*out, "throughput_tok_s");
+      c.j_per_token = number_at(*out, "energy", "j_per_token", true);
+      c.j_per_token_with_host = number_at(*out, "energy", "j_per_token_with_host", true);
     } catch (const std::runtime_error& e) {
       c.error = std::string(e.what()) + "\n";
     }
@@ -367,7 +369,8 @@ int plan_command(const std::vector<std::string>& argv) {
           .field("kv_type", ok[i].kv)
           .field("decode_tok_s", ok[i].decode)
           .field("prefill_tok_s", ok[i].prefill).field("ttft_s", ok[i].ttft)
-          .field("throughput_tok_s", ok[i].throughput).field("fits", true)
+          .field("throughput_tok_s", ok[i].throughput).field("j_per_token", ok[i].j_per_token)
+          .field("j_per_token_with_host", ok[i].j_per_token_with_host).field("fits", true)
           .field("max_context", ok[i].max_context)
           .field("placement", ok[i].placement.description);
       if (ok[i].hot_slots) j.field("hot_set_slots", *ok[i].hot_slots);

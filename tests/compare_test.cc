@@ -85,6 +85,11 @@ TEST_CASE("compare: the answer is derived from the results", "[compare]") {
                                   "  - { name: C, gpus: m4-max-128gb, price: 3500 }\n");
   CompareResults r(1);
   r[0] = {cell(100, 4000), cell(250, 12000), cell(50, 1000)};
+  r[0][0].j_per_token = 1.6;
+  r[0][0].j_with_host = true;
+  r[0][2].j_per_token = 1.1;
+  r[0][2].j_with_host = true;
+  r[0][1].j_per_token = 0.9;  // the boards alone: not compared with machines
   r[0][0].users_tok_s = 300;
   r[0][1].users_tok_s = 900;
   r[0][1].decode_error = 0.11;
@@ -95,6 +100,7 @@ TEST_CASE("compare: the answer is derived from the results", "[compare]") {
   CHECK_THAT(answer[0], Catch::Contains("All run Q4_K_M."));
   CHECK_THAT(answer[0], Catch::Contains("At 8 users the B serves the most: 900 tok/s in all."));
   CHECK_THAT(answer[0], Catch::Contains("Per USD spent, the B gives the most decode: 125.0 tok/s per 1,000 USD."));
+  CHECK_THAT(answer[0], Catch::Contains("The C uses the least energy: 1.10 J a token"));
   CHECK_THAT(answer[0], Catch::Contains("B 11% (3 rows)"));
   CHECK_THAT(answer[0], Catch::Contains("No measured row checks the A, C."));
 
