@@ -168,8 +168,10 @@ std::vector<std::string> compare_conclusion(const CompareSpec& spec, const Compa
     for (std::size_t o : ran)
       if (cells[o].j_per_token && cells[o].j_with_host && (!frugal || *cells[o].j_per_token < *cells[*frugal].j_per_token)) frugal = o;
     if (frugal && std::count_if(ran.begin(), ran.end(), [&](std::size_t o) { return cells[o].j_with_host; }) > 1)
-      p += " The " + spec.options[*frugal].name + " uses the least energy: " + fixed(*cells[*frugal].j_per_token, 2) +
-           " J a token (GPU boards and host CPU, or the whole Mac).";
+      p += " The " + spec.options[*frugal].name + " uses the least energy: " + fixed(*cells[*frugal].j_per_token, 2) + " J a token (" +
+           (std::any_of(spec.options.begin(), spec.options.end(), [](const CompareOption& o) { return !o.host; })
+                ? "the GPU boards with the host's CPU; an Apple part's whole machine)."
+                : "the GPU boards with the host's CPU).");
     // Decode per unit of price, over the options that have one.
     std::optional<std::size_t> value;
     auto per_price = [&](std::size_t o) { return cells[o].decode_tok_s / *spec.options[o].price * 1000; };

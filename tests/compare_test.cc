@@ -148,4 +148,6 @@ TEST_CASE("compare: the bundled home-lab file runs and answers for each model", 
   CHECK_THAT(out, Catch::Contains("For llama-3.3-70b at 1 user, the "));
   CHECK_THAT(out, Catch::Contains("For gpt-oss-120b at 1 user, the "));
   CHECK_THAT(out, Catch::Contains("Per USD spent"));
+  const std::string serving = run_ok("compare serving-capacity --no-error-bars");
+  CHECK_THAT(serving, Catch::Contains("At 32 users the "));
 }
