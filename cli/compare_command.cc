@@ -102,11 +102,12 @@ std::string text(const Node& n, const char* key) {
   return v && v->is_scalar() ? v->text() : std::string();
 }
 
-// plan's reason on stderr, without its "vramsim plan: error: " prefix.
+// plan's reason on stderr: its error line (warnings may come first), without the "... error: " prefix.
 std::string reason(const std::string& err) {
-  std::string s = err.substr(0, err.find('\n'));
-  if (const auto at = s.find("error: "); at != std::string::npos) s = s.substr(at + 7);
-  return s.empty() ? "plan failed" : s;
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);)
+    if (const auto at = line.find("error: "); at != std::string::npos) return line.substr(at + 7);
+  return err.empty() ? "plan failed" : err.substr(0, err.find('\n'));
 }
 
 // One `vramsim plan` of an option and a model: its best configuration.
