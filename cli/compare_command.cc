@@ -106,7 +106,13 @@ std::string text(const Node& n, const char* key) {
 std::string reason(const std::string& err) {
   std::istringstream lines(err);
   for (std::string line; std::getline(lines, line);)
-    if (const auto at = line.find("error: "); at != std::string::npos) return line.substr(at + 7);
+    if (const auto at = line.find("error: "); at != std::string::npos) {
+      std::string why = line.substr(at + 7);
+      // "nothing fits" is followed by each format's reason: the first says what is short.
+      if (std::string next; why == "nothing fits" && std::getline(lines, next))
+        why += ": " + next.substr(next.find_first_not_of(' '));
+      return why;
+    }
   return err.empty() ? "plan failed" : err.substr(0, err.find('\n'));
 }
 

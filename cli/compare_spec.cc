@@ -125,7 +125,9 @@ std::vector<std::string> compare_conclusion(const CompareSpec& spec, const Compa
       if (cells[o].ran) ran.push_back(o);
     std::string p = "For " + spec.models[m] + " at 1 user";
     if (ran.empty()) {
-      out.push_back(p + ", no option runs it: " + cells.front().why_not + ".");
+      p += ", no option runs it.";
+      for (std::size_t o = 0; o < cells.size(); ++o) p += " The " + spec.options[o].name + ": " + cells[o].why_not + ".";
+      out.push_back(p);
       continue;
     }
     std::stable_sort(ran.begin(), ran.end(), [&](std::size_t a, std::size_t b) { return cells[a].decode_tok_s > cells[b].decode_tok_s; });

@@ -118,6 +118,9 @@ TEST_CASE("compare: the answer is derived from the results", "[compare]") {
   CHECK_THAT(text, Catch::Contains("Not all on the GPUs: A (40 of 80 layers on the GPU)."));
   CHECK_THAT(text, Catch::Contains("The C does not run it: the weights do not fit the host's RAM."));
   CHECK_THAT(text, Catch::Contains("The A processes prompts fastest (20000 tok/s against 12000)."));
+  CompareResults none(1, std::vector<CompareCell>(3));
+  for (std::size_t o = 0; o < 3; ++o) none[0][o].why_not = "nothing fits";
+  CHECK(compare_conclusion(s, none)[0] == "For qwen3-30b-a3b at 1 user, no option runs it. The A: nothing fits. The B: nothing fits. The C: nothing fits.");
   s.error_bars = false;  // not looked up: nothing said about them
   CHECK_THAT(compare_conclusion(s, r)[0], !Catch::Contains("measured row"));
 }
