@@ -77,6 +77,7 @@ class BatchScheduler final : public Scheduler {
   void iterate_chunked();
   void admit();
   void prefill_admitted();
+  void prefilled(std::unique_ptr<Running> r);
   void preempt_for_blocks();
   void step();
 
@@ -161,6 +162,20 @@ void BatchScheduler::admit() {
     if (!r->job->queued) p_.queue.waits(*r->job);
 }
 
+// A request whose prefill has run (whole, or its last chunk): its first token's time on its
+// first admission; it leaves if that was its one token, else it decodes from the next step.
+void BatchScheduler::prefilled(std::unique_ptr<Running> r) {
+  if (r->first) {
+    r->rec.first_token_s = now();
+    r->rec.prefill_s = r->rec.first_token_s - r->rec.start_s;
+    r->first = false;
+  }
+  if (r->runner->done())
+    finish(*r);  // its one token came from the prefill
+  else
+    running_.push_back(std::move(r));
+}
+
 // The admitted prompts in one pass; each gets its next token from it.
 void BatchScheduler::prefill_admitted() {
   std::vector<Prefilled> passed;
@@ -168,17 +183,7 @@ void BatchScheduler::prefill_admitted() {
   p_.executor.run_prefill_pass(passed);
   // The prompts' blocks are held now, also by a request that leaves right after its prefill.
   if (s().engine.kv_pool) out().batch.kv_blocks_peak = std::max(out().batch.kv_blocks_peak, out().plan.kv_blocks - free_blocks_);
-  for (auto& r : admitted_) {
-    if (r->first) {
-      r->rec.first_token_s = now();
-      r->rec.prefill_s = r->rec.first_token_s - r->rec.start_s;
-      r->first = false;
-    }
-    if (r->runner->done())
-      finish(*r);  // its one token came from the prefill
-    else
-      running_.push_back(std::move(r));
-  }
+  for (auto& r : admitted_) prefilled(std::move(r));
   admitted_.clear();
   p_.queue.set_idle_slots(free_slots(running_.size()));  // a request done with its prefill freed its slot
 }
@@ -287,17 +292,9 @@ void BatchScheduler::iterate_chunked() {
     }
     r.prompt_done = false;
     r.chunked = 0;
-    if (r.first) {
-      r.rec.first_token_s = now();
-      r.rec.prefill_s = r.rec.first_token_s - r.rec.start_s;
-      r.first = false;
-    }
     std::unique_ptr<Running> done = std::move(*it);
     it = prefilling_.erase(it);
-    if (done->runner->done())
-      finish(*done);  // its one token came from its prefill
-    else
-      running_.push_back(std::move(done));
+    prefilled(std::move(done));
   }
   p_.queue.set_idle_slots(free_slots(running_.size() + prefilling_.size()));
 }
