@@ -12,6 +12,7 @@
 #include "core/config_reader.h"
 #include "sim/vram_plan.h"
 #include "workloads/fit.h"
+#include "workloads/gguf_model.h"
 
 namespace vramsim::cli {
 namespace {
@@ -54,8 +55,8 @@ std::string unknown_name(const std::string& what, const std::string& name, const
   return message;
 }
 
-workloads::FitQuery build_query(const Args& args, const config::Catalogue& catalogue,
-                                const workloads::FormatTables& formats) {
+// `formats` gains the model file's own formats (a GGUF file's tensor types).
+workloads::FitQuery build_query(const Args& args, const config::Catalogue& catalogue, workloads::FormatTables& formats) {
   // The scenario's own layout (model, hardware.gpu, hardware.host), so that a --set path is
   // the one run and plan take (gpu.* and host.* are aliases: canonical_set_path).
   config::Node root = config::Node::map(config::Origin{"command line", 0, 0});
@@ -68,8 +69,10 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
   config::MapReader r(root, "");
   workloads::FitQuery q;
   {
-    const config::Node model = catalogue.resolve("models", "model", r.any("model"), "model");
+    const config::Node model = workloads::resolve_model(catalogue, r.any("model"), "model");
     q.model = workloads::decode_model(model, "model");
+    q.model_ref = r.any("model").is_scalar() ? r.any("model").text() : "";
+    formats = formats.with_file_formats(q.model.file_formats, model, "model");
     workloads::check_native_format(model, "model", q.model.native_format, formats);
   }
   {
@@ -85,6 +88,13 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
   const workloads::WeightFormat* w = formats.weight(quant);
   if (!w) throw UsageError("--quant: " + unknown_name("weights format", quant, formats.weight_names()));
   q.quant = *w;
+  // A file whose routed experts have their own format (a GGUF file's *_exps tensors): the
+  // calculator takes one format for every weight, so give it the file's whole average.
+  if (!args.get("--quant") && !q.model.native_expert_format.empty() && q.model.moe) {
+    const double routed = q.model.moe->expert_params * q.model.moe->experts * q.model.moe->layers;
+    const double experts_bits = formats.weight(q.model.native_expert_format)->bits_per_weight;
+    q.quant.bits_per_weight = (w->bits_per_weight * (q.model.params_total - routed) + experts_bits * routed) / q.model.params_total;
+  }
 
   const std::string kv_both = args.get("--kv-type").value_or("f16");
   auto kv = [&](const std::string& option) {

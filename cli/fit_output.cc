@@ -83,7 +83,8 @@ constexpr double kDenseCheckedBandwidth = 1008e9;  // bytes/s, the RTX 4090's
 
 std::string decode_note(const workloads::FitReport& rep) {
   if (!rep.decode_tok_s) return {};  // no speed, nothing to qualify
-  const std::string run = "`vramsim run --model " + rep.query.model.name + " --gpu ...`";
+  const std::string run =
+      "`vramsim run --model " + (rep.query.model_ref.empty() ? rep.query.model.name : rep.query.model_ref) + " --gpu ...`";
   if (!rep.query.model.is_moe())
     return rep.query.gpu.memory_bandwidth > kDenseCheckedBandwidth && rep.resident_fraction >= 1.0
                ? "bandwidth alone: checked on RTX 3080-4090 (llama.cpp measured 0.81-0.99 of it), and with no fixed cost "

@@ -208,7 +208,7 @@ int plan_command(const std::vector<std::string>& argv) {
     const bool sixteen_bit = native == "BF16" || native == "F16";
     if (paged)  // vLLM: the checkpoint's dtype, or its online FP8 quantization
       quants = sixteen_bit ? std::vector<std::string>{native, "FP8"} : std::vector<std::string>{native};
-    else if (native == "MXFP4")
+    else if (native == "MXFP4" || !named.model.file_formats.empty())  // MXFP4, or a file's own formats (a GGUF file)
       quants = {native};
     else {
       quants = {"Q4_K_M", "Q6_K", "Q8_0"};

@@ -3,7 +3,7 @@
 #   1. a warnings-as-errors build and the Catch2 suite under ctest;
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build and the same suite;
 #   3. the fuzz targets (libFuzzer, clang), each for a bounded time: the config loader, the HF
-#      config.json importer and the engine-log reader (tests/fuzz/).
+#      config.json importer, the GGUF header reader and the engine-log reader (tests/fuzz/).
 # Usage: scripts/test.sh [--quick]   (--quick: step 1 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +40,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 run_ctest build-asan
 
 echo "== 3/3 fuzz each target for ${FUZZ_SECONDS}s (seed ${FUZZ_SEED})"
-fuzz_targets="config_fuzzer hf_import_fuzzer engine_log_fuzzer"
+fuzz_targets="config_fuzzer hf_import_fuzzer engine_log_fuzzer gguf_fuzzer"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVRAMSIM_FUZZ=ON \
   -DVRAMSIM_BUILD_TESTS=ON >/dev/null
 # shellcheck disable=SC2086  # the target names are words

@@ -127,7 +127,12 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
   }
   if (auto w = e.optional_map("weights")) {
     auto format = [&](const char* key) {
-      const std::string name = w->optional_string(key).value_or(model.native_format);
+      const bool experts = std::string_view(key) == "experts";
+      std::string name = w->optional_string(key).value_or(experts ? model.expert_format_name() : model.native_format);
+      // A model file's own format (GGUF) names the file's tensors: for the routed experts, the
+      // file's expert tensors (GGUF_EXPERTS), so `--quant GGUF` is the file as it is.
+      if (experts && !model.native_expert_format.empty() && workloads::upper(name) == workloads::upper(model.native_format))
+        name = model.native_expert_format;
       if (!formats.weight(name)) w->fail_at(key, "unknown weights format \"" + name + "\"");
       if (const std::string why = workloads::native_only_refusal(*formats.weight(name), model.name, model.native_format);
           !why.empty())
@@ -138,7 +143,8 @@ EngineSetup decode_engine(const Node& ref, const config::Catalogue& catalogue, c
     s.other_format = format("other");
     w->finish();
   } else {
-    s.expert_format = s.other_format = *formats.weight(model.native_format);
+    s.expert_format = *formats.weight(model.expert_format_name());
+    s.other_format = *formats.weight(model.native_format);
   }
   // No expert cache unless the family decodes one (the expert-cache families).
   s.expert_cache = false;  // experts live with their layer: in VRAM, or in RAM for CPU layers / --n-cpu-moe

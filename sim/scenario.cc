@@ -11,6 +11,7 @@
 #include "sim/hardware_setup.h"
 #include "sim/host_experts.h"
 #include "sim/vram_plan.h"
+#include "workloads/gguf_model.h"
 #include "workloads/layer_split.h"
 
 namespace vramsim::sim {
@@ -85,7 +86,7 @@ void decode_numa(Scenario& s, const Node& host, MapReader& hw) {
 
 }  // namespace
 
-Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, const workloads::FormatTables& formats) {
+Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, const workloads::FormatTables& tables) {
   MapReader r(root, "");
   Scenario s;
   s.source = root.origin().source;
@@ -156,9 +157,12 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     s.link = s.cards.front().link;
     hw.finish();
   }
+  // The catalogue's formats and the model file's own (a GGUF file's tensor types).
+  workloads::FormatTables formats;
   {
-    const Node model = catalogue.resolve("models", "model", r.any("model"), "model");
+    const Node model = workloads::resolve_model(catalogue, r.any("model"), "model");
     s.model = workloads::decode_model(model, "model");
+    formats = tables.with_file_formats(s.model.file_formats, model, "model");
     workloads::check_native_format(model, "model", s.model.native_format, formats);
   }
   const Node* engine = r.optional_any("engine");

@@ -213,7 +213,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   }
   // 3. One quantisation level lower.
   if (!q.quant.native_only) {
-    if (auto lower = formats.one_level_lower(q.quant.name)) {
+    if (auto lower = formats.lower_than(q.quant.bits_per_weight)) {
       BudgetRequest smaller_w = r;
       smaller_w.bits_per_weight = formats.weight(*lower)->bits_per_weight;
       rep.suggestions.push_back(evaluate("quant", "--quant " + *lower, q, q.model, smaller_w, judge));
@@ -231,7 +231,9 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
     std::string change = "--model " + alt.name;
     if (ar.context_tokens < r.context_tokens) change += " --context " + std::to_string(ar.context_tokens);
     if (!native_only_refusal(q.quant, alt.name, alt.native_format).empty()) continue;
-    if (upper(q.quant.name) != upper(alt.native_format)) change += " --quant " + q.quant.name;
+    // A file's own format (a GGUF file's) is the table's nearest for a catalogue model.
+    const std::string quant = q.quant.from_file ? formats.nearest_on_ladder(q.quant.bits_per_weight).value_or(q.quant.name) : q.quant.name;
+    if (upper(quant) != upper(alt.native_format)) change += " --quant " + quant;
     const bool same = alt.lineage == q.model.lineage;
     const bool best_same = rep.smaller_model && rep.smaller_model->same_lineage;
     if (best_same && !same) continue;                                   // a same-lineage one is found: others never win

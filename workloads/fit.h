@@ -19,6 +19,7 @@ namespace vramsim::workloads {
 
 struct FitQuery {
   ModelSpec model;
+  std::string model_ref;  // the model as given (--model: a catalogue name or a file); empty: model.name
   hw::GpuSpec gpu;
   int gpus = 1;
   std::optional<hw::HostSpec> host;  // enables the offload estimate

@@ -1,5 +1,7 @@
 #include "workloads/formats.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -82,12 +84,32 @@ FormatTables FormatTables::load(const config::Catalogue& catalogue) {
 
 void check_native_format(const config::Node& model, const std::string& key_path, const std::string& native,
                          const FormatTables& formats) {
+  if (const config::Node* experts = model.is_map() ? model.find("native_expert_format") : nullptr;
+      experts && experts->is_scalar() && !formats.weight(experts->text()))
+    config::fail(*experts, key_path + ".native_expert_format",
+                 "unknown weights format \"" + experts->text() + "\" (not in configs/formats/weights.yaml nor the "
+                 "model's file_formats)");
   if (formats.weight(native)) return;
   std::string known;
   for (const auto& name : formats.weight_names()) known += (known.empty() ? "" : ", ") + name;
   const config::Node* at = model.is_map() ? model.find("native_format") : nullptr;
   config::fail(at ? *at : model, key_path + ".native_format",
                "unknown weights format \"" + native + "\" (configs/formats/weights.yaml has " + known + ")");
+}
+
+FormatTables FormatTables::with_file_formats(const std::vector<WeightFormat>& extra, const config::Node& model,
+                                             const std::string& key_path) const {
+  FormatTables out = *this;
+  for (const auto& w : extra) {
+    if (weights_.count(upper(w.name))) {
+      const config::Node* at = model.is_map() ? model.find("file_formats") : nullptr;
+      config::fail(at ? *at : model, key_path + ".file_formats." + w.name,
+                   "\"" + w.name + "\" is a format of configs/formats/weights.yaml: a file's own format needs another name");
+    }
+    out.weights_[upper(w.name)] = w;
+    out.weights_[upper(w.name)].from_file = true;
+  }
+  return out;
 }
 
 const WeightFormat* FormatTables::weight(const std::string& name) const {
@@ -103,12 +125,26 @@ const KvType* FormatTables::kv(const std::string& name) const {
 std::optional<std::string> FormatTables::one_level_lower(const std::string& format) const {
   // The first ladder rung with fewer bits per weight than `format`.
   const WeightFormat* current = weight(format);
-  if (!current) return std::nullopt;
+  return current ? lower_than(current->bits_per_weight) : std::nullopt;
+}
+
+std::optional<std::string> FormatTables::lower_than(double bits) const {
   for (const auto& rung : ladder_) {
     const WeightFormat* w = weight(rung);
-    if (w && w->bits_per_weight < current->bits_per_weight) return w->name;
+    if (w && w->bits_per_weight < bits) return w->name;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> FormatTables::nearest_on_ladder(double bits) const {
+  std::optional<std::string> best;
+  double gap = 0;
+  for (const auto& rung : ladder_)
+    if (const WeightFormat* w = weight(rung); w && (!best || std::abs(w->bits_per_weight - bits) < gap)) {
+      best = w->name;
+      gap = std::abs(w->bits_per_weight - bits);
+    }
+  return best;
 }
 
 std::vector<std::string> FormatTables::weight_names() const {

@@ -15,6 +15,7 @@ struct WeightFormat {
   std::string name;
   double bits_per_weight = 0;
   bool native_only = false;  // offered only for models released in this format (MXFP4)
+  bool from_file = false;    // a model file's own format (FormatTables::with_file_formats), on no ladder
 };
 
 struct KvType {
@@ -38,7 +39,8 @@ std::string requantized_native_warning(const WeightFormat& format, const std::st
 class FormatTables;
 
 // Refuses (ConfigError at `model`'s native_format key) a model whose native weights format is
-// not in the formats table: every size and speed of the model starts from that format.
+// not in the formats table: every size and speed of the model starts from that format. The same
+// for its native_expert_format, when the file has one.
 void check_native_format(const config::Node& model, const std::string& key_path, const std::string& native,
                          const FormatTables& formats);
 
@@ -47,12 +49,22 @@ class FormatTables {
   // Loads configs/formats/weights.yaml and kv-cache.yaml. Throws ConfigError.
   static FormatTables load(const config::Catalogue& catalogue);
 
+  // These tables and a model file's own formats (its `file_formats:`, a GGUF file's tensor types),
+  // for that model's scenario. Throws ConfigError at `model`'s file_formats key when a name is
+  // one the tables already have.
+  FormatTables with_file_formats(const std::vector<WeightFormat>& extra, const config::Node& model,
+                                 const std::string& key_path) const;
+
   // Lookups; nullptr when unknown. Names are case-insensitive ("q4_k_m" works).
   const WeightFormat* weight(const std::string& name) const;
   const KvType* kv(const std::string& name) const;
 
   // The step-down order for "one quant level lower"; nullopt at the bottom or off the ladder.
   std::optional<std::string> one_level_lower(const std::string& format) const;
+  // The first ladder rung with fewer bits per weight than `bits`; nullopt below the bottom.
+  std::optional<std::string> lower_than(double bits) const;
+  // The ladder rung nearest `bits` (a file's own format named as the table's format a user types).
+  std::optional<std::string> nearest_on_ladder(double bits) const;
 
   std::vector<std::string> weight_names() const;
   std::vector<std::string> kv_names() const;

@@ -97,7 +97,7 @@ class Fields {
   std::string path_;
 };
 
-std::string quoted(const std::string& text);  // below: a YAML double-quoted scalar
+std::string quoted(const std::string& text) { return yaml_quoted(text); }
 
 // The checkpoint's weights format. A quantization method the catalogue has no format for
 // (AWQ, GPTQ, bitsandbytes, ...) leaves the unquantised dtype, with a note saying so.
@@ -143,23 +143,6 @@ std::string native_format_of(const Fields& f, const Fields& top, std::vector<std
 }
 
 // YAML double-quoted scalar: `text` with backslashes, quotes and control characters escaped.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 // transformers' class defaults for fields that configs of these types may omit (the hub
 // files only list what differs from them). Unset optionals: no default, the field is required.
 struct ClassDefaults {

@@ -138,6 +138,18 @@ ModelSpec decode_model(const config::Node& node, const std::string& key_path) {
   m.tied_embeddings = r.boolean("tied_embeddings", false);
   m.max_context = r.integer("max_context", 1, model_limits::kContext);
   m.native_format = r.string("native_format");
+  m.native_expert_format = r.optional_string("native_expert_format").value_or("");
+  if (auto ff = r.optional_map("file_formats")) {
+    for (const auto& [name, value] : ff->node().entries()) {
+      MapReader f = ff->map(name);
+      WeightFormat w{name, f.number("bits_per_weight"), false};
+      if (w.bits_per_weight > 64) f.fail_at("bits_per_weight", "more than 64 bits per weight");
+      f.ignore("source");
+      f.finish();
+      m.file_formats.push_back(w);
+    }
+    ff->finish();
+  }
   m.lineage = r.optional_string("lineage").value_or(m.name);
   m.mtp_head = r.boolean("mtp_head", false);
   m.attention = decode_attention(r.map("attention"), m.layers);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config_tree.h"
+#include "workloads/formats.h"
 
 namespace vramsim::workloads {
 
@@ -67,6 +68,13 @@ struct ModelSpec {
   bool tied_embeddings = false;
   std::int64_t max_context = 0;  // tokens
   std::string native_format;     // a weights format name
+  // The routed experts' format when the released file stores them in another one than the rest
+  // (a GGUF file's expert tensors); empty: native_format.
+  std::string native_expert_format;
+  // Formats the model file defines for itself (`file_formats:`): a GGUF file's own tensor types
+  // as their exact average bits per weight, named GGUF and GGUF_EXPERTS.
+  std::vector<WeightFormat> file_formats;
+  const std::string& expert_format_name() const { return native_expert_format.empty() ? native_format : native_expert_format; }
   // The release line the model belongs to (`lineage: llama`, `qwen3`, `deepseek`; the file's
   // name when absent): `fit` suggests a smaller model of the same lineage first.
   std::string lineage;

@@ -24,4 +24,7 @@ struct ParamsText {
 // is within 5e-4 of its exact value.
 ParamsText params_text(const ModelSpec& m);
 
+// `text` as a YAML double-quoted scalar (quotes and backslashes escaped, control bytes as \xNN).
+std::string yaml_quoted(const std::string& text);
+
 }  // namespace vramsim::workloads
