@@ -54,6 +54,8 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   // and the eager launches of an uncaptured expert path); 0 for engines that keep routing on
   // the GPU inside a captured graph.
   p.moe_layer_sync = time("moe_layer_sync");
+  p.expert_sort_sync = fixed_cost(
+      "expert_sort_sync", e.optional_quantity("expert_sort_sync", Dimension::Time, Lower::NonNegative).value_or(0.0));
   p.miss_sync = time("miss_sync");
   p.miss_sync_idle = time("miss_sync_idle");
   if (p.miss_sync_idle > p.miss_sync) {

@@ -79,6 +79,12 @@ struct EnginePhysics {
   // unified part's compute.dispatch_latency it gives that part's layer_launch. 0: not given.
   int metal_dispatches_per_layer = 0;
   double moe_layer_sync = 0;            // per MoE layer: routing read back by the host, eager expert launches, seconds
+  // GPU idle per routed-expert product (MUL_MAT_ID) of a step or micro-batch of two positions or
+  // more, on a GPU: llama.cpp builds before PR 15525 (2025-08-25) copy the expert ids to the host,
+  // synchronise, sort them there, copy them back and synchronise again before the product's
+  // kernels are launched (ggml-cuda.cu ggml_cuda_mul_mat_id, mmq.cu ggml_cuda_mul_mat_q at ggml
+  // 06034b3c^). Three products per MoE layer (gate, up, down). Seconds; 0: sorted on the GPU.
+  double expert_sort_sync = 0;
   double miss_sync = 0;                 // GPU<->host synchronisation for a layer with misses, seconds
   double miss_sync_idle = 0;            // ... of which no kernel is resident (host wake-up, relaunch)
   double cpu_expert_share = 0;          // host expert GEMV throughput as a share of host memory bandwidth

@@ -147,8 +147,8 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   c.vram_bytes = layer_bytes_ + kv + resident_reads * expert_bytes_;
   c.launch_sync = host_ ? 0.0 : ph.layer_launch;  // kernel launches: a GPU layer's (the CPU's ops are its compute)
   if (!host_ && e.hits > 0) {  // experts computed on a GPU: the expert path's fixed cost, no kernel resident
-    c.launch_sync += ph.moe_layer_sync;
-    c.host_idle += ph.moe_layer_sync;
+    c.launch_sync += expert_path_sync(tokens);
+    c.host_idle += expert_path_sync(tokens);
   }
   if (e.misses == 0) return c;
 
@@ -193,10 +193,21 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   return c;
 }
 
+namespace {
+// Routed-expert products (MUL_MAT_ID) per MoE layer: gate, up and down (llama.cpp's
+// build_moe_ffn: ffn_gate_exps, ffn_up_exps, ffn_down_exps, one ggml_mul_mat_id each).
+constexpr int kExpertProducts = 3;
+}  // namespace
+
+double StepModel::expert_path_sync(std::int64_t tokens) const {
+  const auto& ph = s_.engine.physics;
+  return ph.moe_layer_sync + (tokens >= 2 ? kExpertProducts * ph.expert_sort_sync : 0.0);
+}
+
 StepModel::LayerDemand StepModel::layer_demand(const LayerExperts& e, int tokens, std::int64_t kv_tokens) const {
   const auto& ph = s_.engine.physics;
   LayerDemand d;
-  d.gpu_before = layer_bytes_ / bw_ + decode_attention_seconds(kv_tokens, tokens) + (host_ ? 0.0 : ph.layer_launch) + (!host_ && e.hits > 0 ? ph.moe_layer_sync : 0.0);
+  d.gpu_before = layer_bytes_ / bw_ + decode_attention_seconds(kv_tokens, tokens) + (host_ ? 0.0 : ph.layer_launch) + (!host_ && e.hits > 0 ? expert_path_sync(tokens) : 0.0);
   d.gpu_hits = expert_reads(e, tokens) * expert_bytes_ / bw_;
   if (e.misses == 0) return d;
   // The platform's link runs at the nominal host->device rate; layer() reads the experts at
@@ -237,18 +248,6 @@ StepCosts StepModel::step_fixed(int tokens, int drafts) const {
   c.launch_sync = launches + ph.step_overhead;
   c.host_idle = ph.step_overhead;
   return c;
-}
-
-double StepModel::compute_floor(int tokens) const {
-  const auto& m = s_.model;
-  const double share = shard_ * layers_ / static_cast<double>(m.layers);
-  if (host_) return 2.0 * m.params_active * tokens * share / gemm_peak_;
-  return ubatch_gemm_seconds(tokens, share, gemm_rate(card_.gpu.spec, s_));
-}
-
-double StepModel::matvec_rate() const {
-  const double eff = s_.engine.physics.matvec_compute_efficiency;
-  return host_ || eff <= 0 ? 0.0 : card_.gpu.spec.dense_fp16_flops * eff;
 }
 
 double StepModel::decode_attention_seconds(std::int64_t kv_tokens, int sequences) const {
@@ -299,61 +298,6 @@ StepModel::UbatchSplit StepModel::ubatch_split(std::int64_t tokens) const {
   const int ub = s_.engine.physics.prefill_ubatch;
   if (ub <= 0 || tokens <= ub) return {1, tokens, 0};
   return {tokens / ub, ub, tokens % ub};
-}
-
-double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) const {
-  const auto& m = s_.model;
-  const auto& ph = s_.engine.physics;
-  if (tokens <= 0) return 0.0;
-  const double expert_params = m.moe ? m.moe->layers * m.moe->experts_per_token * m.moe->expert_params : 0.0;
-  const double dense_params = m.params_active - expert_params;
-  const double matvec = matvec_rate();
-  // Tiled GEMMs take over from the matrix-vector kernels where they are the faster (the engine's
-  // limits are tuned there), so a tiled part never takes longer than the matrix-vector
-  // kernels' arithmetic would: no step in time at the limits.
-  auto tiled = [&](double flops, double fill_factor) {
-    const double t = flops * fill_factor / rate;
-    return matvec > 0 ? std::min(t, flops / matvec) : t;
-  };
-  // One part's seconds: `params` per token, GEMMs of `rows` rows, or matrix-vector kernels.
-  auto part = [&](double params, double rows, bool matrix_vector) {
-    const double flops = 2.0 * tokens * params * share;
-    if (matrix_vector) return flops / (matvec > 0 ? matvec : rate);  // no tiles to fill
-    if (ph.gemm_half_rows <= 0) return flops / rate;
-    return tiled(flops, (rows + ph.gemm_half_rows) / rows);  // fill = r / (r + h)
-  };
-  const bool dequantized = !host_ && ph.mmq_max_rows > 0 && tokens > ph.mmq_max_rows;
-  double seconds = dequantized ? dequant_gemm_seconds(tokens, dense_params, share)
-                               : part(dense_params, tokens, tokens <= ph.matvec_max_rows);
-  if (!m.moe) return seconds;
-  if (tokens <= ph.matvec_max_rows_experts || ph.gemm_half_rows <= 0)
-    return seconds + part(expert_params, tokens, tokens <= ph.matvec_max_rows_experts);
-  // Tiled: each expert a micro-batch touches runs one GEMM over its own rows, paying the fill
-  // loss once: k x tokens rows in all plus h per touched expert, E (1 - (1 - k/E)^tokens) of
-  // them per layer under even routing (all E once the micro-batch is large).
-  const double k = m.moe->experts_per_token, experts = m.moe->experts;
-  const double touched = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
-  const double rows = k * tokens;
-  return seconds + tiled(2.0 * tokens * expert_params * share, (rows + ph.gemm_half_rows * touched) / rows);
-}
-
-double StepModel::dequant_gemm_seconds(double tokens, double params, double share) const {
-  const auto& ph = s_.engine.physics;
-  const double converted = params * share;  // this card's part of the weights
-  const double bits = s_.engine.other_format.bits_per_weight;
-  // ggml-cuda.cu (early 2024) ggml_cuda_op_mul_mat_cublas: to_fp16_cuda(src0) unless src0 is
-  // F16, then cublasGemmEx on the fp16 copy.
-  const double conversion = bits >= 16 ? 0.0 : converted * (bits / 8 + 2) / bw_;
-  // CUBLAS_COMPUTE_16F: the card's fp16-accumulate tensor rate.
-  const double gemm = std::max(2.0 * tokens * converted / (card_.gpu.spec.dense_fp16_accumulate_flops * ph.dequant_gemm_efficiency),
-                               2.0 * converted / bw_);
-  return conversion + gemm;
-}
-
-double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {
-  const auto [full, size, rest] = ubatch_split(tokens);
-  return static_cast<double>(full) * ubatch_gemm_seconds(static_cast<double>(size), share, rate) +
-         ubatch_gemm_seconds(static_cast<double>(rest), share, rate);
 }
 
 void StepModel::for_each_ubatch(const std::vector<PromptSequence>& sequences,
@@ -408,13 +352,18 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate +
                         scores * ph.attention_score_bytes / bw_;
     const double bandwidth_bound = read / bw_ + launches;
-    const double gpu = std::max(work, bandwidth_bound);
+    // The host's sorts of the expert ids (engine.expert_sort_sync) drain the GPU's queue: no
+    // kernel runs through them, however long the kernels around them.
+    const double sorts = pass.gpu_expert_layers * (expert_path_sync(u.tokens) - ph.moe_layer_sync);
+    const double gpu = std::max(work, bandwidth_bound) + sorts;
     if (work >= bandwidth_bound) {
       c.compute += work;
     } else {
       c.compute += read / bw_;
       c.launch_sync += launches;
     }
+    c.launch_sync += sorts;
+    c.host_idle += sorts;
     c.vram_bytes += read;
     c.flops += 2.0 * m.params_active * static_cast<double>(u.tokens) * share + u.attention_flops;
     // Its experts in RAM. Copy-in policies load them once for the pass (below).

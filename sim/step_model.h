@@ -251,6 +251,10 @@ class StepModel {
   double resident_reads(double resident, double missing, std::int64_t tokens, int moe_layers) const;
   // ... for one layer of a decode step.
   double expert_reads(const LayerExperts& e, int tokens) const;
+  // The expert path's fixed GPU-idle cost in one MoE layer whose experts run on this card, for a
+  // step or micro-batch of `tokens` positions: engine.moe_layer_sync, plus, from two positions
+  // on, kExpertProducts x engine.expert_sort_sync (the host's sort of the expert ids). Seconds.
+  double expert_path_sync(std::int64_t tokens) const;
   // prefill() of a host (CPU layers) stage.
   StepCosts host_prefill(const PrefillPass& pass, double share) const;
   // Calls `f` for each micro-batch of a pass over `sequences`, in order.

@@ -147,6 +147,34 @@ TEST_CASE("llama.cpp: each GPU MoE layer adds moe_layer_sync to the step, CPU-ex
   CHECK(cpu_with == Approx(cpu_none).epsilon(1e-9));
 }
 
+// engine.expert_sort_sync (llama.cpp builds before PR 15525): each of an MoE layer's three expert
+// products over two positions or more idles the GPU while the host sorts the expert ids, on top
+// of whatever the micro-batch's kernels take; a one-token micro-batch (matrix-vector kernels over
+// the ids on the GPU) and a dense model do not pay it.
+TEST_CASE("llama.cpp: expert_sort_sync adds three host sorts per GPU MoE layer and multi-token micro-batch",
+          "[engines][llama.cpp]") {
+  auto prefill_s = [](const std::string& model, int ubatch, const std::string& sort) {
+    auto r = run_vramsim("run " + kConfigs + "/scenarios/llama-bench-tg128.yaml --set model=" + model +
+                         " --set workload.prompt_tokens=512 --set workload.gen_tokens=1 --set engine.prefill_ubatch=" +
+                         std::to_string(ubatch) + " --set engine.expert_sort_sync=" + sort + " --json");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return 512.0 / json_number(r.out, "p50", "prefill_tok_s");
+  };
+  // DeepSeek-V2-Lite: 26 MoE layers (its first layer is dense), 512 / 8 = 64 micro-batches.
+  const double none = prefill_s("deepseek-v2-lite", 8, "0us"), with = prefill_s("deepseek-v2-lite", 8, "30us");
+  CHECK(with - none == Approx(64 * 26 * 3 * 30e-6).epsilon(1e-3));
+  // Large micro-batches are compute-bound, and the sorts still add in full: 4 of 128 tokens.
+  CHECK(prefill_s("deepseek-v2-lite", 128, "30us") - prefill_s("deepseek-v2-lite", 128, "0us") ==
+        Approx(4 * 26 * 3 * 30e-6).epsilon(1e-3));
+  CHECK(prefill_s("deepseek-v2-lite", 1, "30us") == Approx(prefill_s("deepseek-v2-lite", 1, "0us")).epsilon(1e-9));
+  CHECK(prefill_s("llama-3.1-8b", 8, "30us") == Approx(prefill_s("llama-3.1-8b", 8, "0us")).epsilon(1e-9));
+  // A unit slip is refused with the key's location.
+  auto bad = run_vramsim("run " + kConfigs + "/scenarios/llama-bench-tg128.yaml --set engine.expert_sort_sync=30ms");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.err, Catch::Contains("expert_sort_sync") && Catch::Contains("10 ms or more is not physical"));
+}
+
 // llama.cpp copies the RAM-resident experts each micro-batch touches: a 1-token last batch
 // touches few of them, so a 513-token prompt costs little more than a 512-token one, while a
 // second full batch costs as much again.
