@@ -23,6 +23,7 @@
 #include "core/json.h"
 #include "core/output_file.h"
 #include "core/subprocess.h"
+#include "reports/page.h"
 #include "reports/parallel_children.h"
 
 namespace vramsim::cli {
@@ -265,11 +266,7 @@ std::string markdown(const CompareSpec& spec, const CompareResults& results, con
   return m.str();
 }
 
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) o += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : ch == '"' ? "&quot;" : std::string(1, ch);
-  return o;
-}
+using reports::page::html_escape;
 
 std::string html(const CompareSpec& spec, const CompareResults& results, const std::vector<std::string>& answer) {
   std::ostringstream h;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
@@ -24,6 +25,7 @@
 #include "core/subprocess.h"
 #include "reports/parallel_children.h"
 #include "reports/validation.h"
+#include "reports/validation_report.h"
 #include "sim/stats.h"
 
 namespace vramsim::cli {
@@ -91,21 +93,95 @@ std::string fmt(double v) {
   return buf;
 }
 
+// validate's --json document (also DIR/validation.json of --report).
+std::string validation_json(const reports::ValidationSet& set, const std::vector<reports::CaseResult>& results,
+                            const reports::PredictionSummary& summary, int failed, double median, double worst) {
+  json::Writer j;
+  j.begin_object().field("dataset", set.name).field("cases", static_cast<std::int64_t>(results.size()))
+      .field("failed", failed).field("median_abs_error", median).field("max_abs_error", worst);
+  j.key("rows").begin_array();
+  for (const auto& r : results) {
+    j.begin_object().field("name", r.spec->name).field("role", r.spec->role).field("measured", r.spec->measured);
+    j.key("predicted").value(r.predicted);
+    j.field("error", r.error).field("tolerance", r.spec->tolerance.value)
+        .field("tolerance_kind", r.spec->tolerance.absolute ? "absolute" : "relative").field("pass", r.pass);
+    if (r.spec->bucket) j.field("requests", static_cast<std::int64_t>(r.samples));
+    if (!r.spec->kind.empty()) j.field("kind", r.spec->kind);
+    if (!r.spec->engine.empty()) j.field("engine", r.spec->engine);
+    if (!r.card.empty()) j.field("card", r.card);
+    if (r.skipped) j.field("skip", r.spec->skip);
+    j.end_object();
+  }
+  j.end_array();
+  if (summary.present) {
+    auto group = [&j](const reports::ErrorGroup& g) {
+      j.begin_object().field("group", g.group).field("rows", static_cast<std::int64_t>(g.rows))
+          .field("median_abs_error", g.median).field("max_abs_error", g.max).end_object();
+    };
+    j.key("predictions").begin_object();
+    j.field("calibration_cases", static_cast<std::int64_t>(summary.calibration))
+        .field("skipped_cases", static_cast<std::int64_t>(summary.skipped));
+    j.key("all");
+    group(summary.all);
+    j.key("by_kind").begin_array();
+    for (const auto& g : summary.by_kind) group(g);
+    j.end_array();
+    j.key("by_engine").begin_array();
+    for (const auto& g : summary.by_engine) group(g);
+    j.end_array();
+    j.key("by_card").begin_array();
+    for (const auto& c : summary.by_card) {
+      j.begin_object().field("card", c.all.group).field("rows", static_cast<std::int64_t>(c.all.rows))
+          .field("median_abs_error", c.all.median).field("max_abs_error", c.all.max);
+      j.key("by_kind").begin_array();
+      for (const auto& g : c.by_kind) group(g);
+      j.end_array().end_object();
+    }
+    j.end_array().end_object();
+  }
+  j.end_object();
+  return j.str();
+}
+
+// validate --report DIR: the page (reports/validation_report.h) and DIR/validation.json, the
+// --json document, which marks the folder as validate's. A folder that holds files but no
+// validation.json is refused: a typo in DIR must not overwrite a user's files.
+void check_report_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  if (!fs::is_directory(dir, ec)) throw UsageError("--report " + dir.string() + ": not a folder");
+  if (fs::is_empty(dir, ec) || fs::exists(dir / "validation.json", ec)) return;
+  throw UsageError("--report " + dir.string() + ": the folder holds files and no validation.json (no report of validate's): "
+                   "name an empty or new folder");
+}
+
+void write_report_files(const fs::path& dir, const reports::ValidationSet& set, const std::vector<reports::CaseResult>& results,
+                        const std::string& json_text) {
+  const auto outcome = reports::write_validation_report(dir, set, results);
+  reports::page::write_file(dir / "validation.json", json_text + "\n");
+  for (const auto& w : outcome.warnings) std::cerr << "vramsim validate: warning: " << w << "\n";
+  std::cerr << "vramsim validate: wrote " << outcome.html.string() << " and " << outcome.markdown.string() << " (" << outcome.charts
+            << " chart" << (outcome.charts == 1 ? "" : "s") << ")\n";
+}
+
 }  // namespace
 
 int validate_command(const std::vector<std::string>& argv) {
   proc::forward_termination_signals();  // a kill stops the simulations it started too
   OptionSpec spec;
-  spec.with_value = {"--configs", "-j", "--jobs"};
+  spec.with_value = {"--configs", "-j", "--jobs", "--report"};
   spec.flags = {"--json", "--help"};
   Args args(argv, spec);
   if (args.flag("--help")) {
-    std::cout << "usage: vramsim validate [DATASET] [--json] [-j|--jobs N]\n\n"
+    std::cout << "usage: vramsim validate [DATASET] [--json] [--report DIR] [-j|--jobs N]\n\n"
                  "Runs the simulations of a validation dataset (configs/validation/DATASET.yaml, default\n"
                  "case-study) in parallel processes, prints prediction, measurement and error per case, and\n"
                  "exits 1 when a case is out of its tolerance. A dataset whose cases name a `kind` or an `engine`\n"
                  "(configs/validation/public-corpus.yaml) also gets the median and max |error| of its prediction\n"
-                 "cases by kind, by engine and by card; a case with `skip: REASON` is listed, not simulated.\n";
+                 "cases by kind, by engine and by card; a case with `skip: REASON` is listed, not simulated.\n"
+                 "--report DIR also writes DIR/report.html and DIR/report.md: that summary, a log-log chart of\n"
+                 "predicted against measured per kind (gnuplot), each kind's rows, and DIR/validation.json (the\n"
+                 "--json document). DIR must be new, empty, or a report of validate's.\n";
     return 0;
   }
   if (args.positional().size() > 1) throw UsageError("expected at most one dataset (see --help)");
@@ -116,6 +192,12 @@ int validate_command(const std::vector<std::string>& argv) {
     std::string known;
     for (const auto& n : catalogue.names("validation")) known += (known.empty() ? "" : ", ") + n;
     throw UsageError("no validation dataset \"" + name + "\" (datasets: " + known + "; or a .yaml file)");
+  }
+  std::optional<fs::path> report_dir;
+  if (auto r = args.get("--report")) {
+    if (r->empty()) throw UsageError("--report needs a folder");
+    report_dir = fs::path(*r);
+    check_report_dir(*report_dir);  // before the runs: a refused folder costs no simulation
   }
   auto tree = config::load_yaml_file(file.string());
   if (!tree) throw config::ConfigError(tree.error());
@@ -166,52 +248,13 @@ int validate_command(const std::vector<std::string>& argv) {
   // a dataset whose cases name a kind or an engine, so the other datasets' output is unchanged.
   const reports::PredictionSummary summary = reports::summarize_predictions(results);
 
+  const std::string json_text = validation_json(set, results, summary, failed, median, worst);
+  if (report_dir) {
+    // The marker of a folder validate wrote: one without it that holds files is not overwritten.
+    write_report_files(*report_dir, set, results, json_text);
+  }
   if (args.flag("--json")) {
-    json::Writer j;
-    j.begin_object().field("dataset", set.name).field("cases", static_cast<std::int64_t>(results.size()))
-        .field("failed", failed).field("median_abs_error", median).field("max_abs_error", worst);
-    j.key("rows").begin_array();
-    for (const auto& r : results) {
-      j.begin_object().field("name", r.spec->name).field("role", r.spec->role).field("measured", r.spec->measured);
-      j.key("predicted").value(r.predicted);
-      j.field("error", r.error).field("tolerance", r.spec->tolerance.value)
-          .field("tolerance_kind", r.spec->tolerance.absolute ? "absolute" : "relative").field("pass", r.pass);
-      if (r.spec->bucket) j.field("requests", static_cast<std::int64_t>(r.samples));
-      if (!r.spec->kind.empty()) j.field("kind", r.spec->kind);
-      if (!r.spec->engine.empty()) j.field("engine", r.spec->engine);
-      if (!r.card.empty()) j.field("card", r.card);
-      if (r.skipped) j.field("skip", r.spec->skip);
-      j.end_object();
-    }
-    j.end_array();
-    if (summary.present) {
-      auto group = [&j](const reports::ErrorGroup& g) {
-        j.begin_object().field("group", g.group).field("rows", static_cast<std::int64_t>(g.rows))
-            .field("median_abs_error", g.median).field("max_abs_error", g.max).end_object();
-      };
-      j.key("predictions").begin_object();
-      j.field("calibration_cases", static_cast<std::int64_t>(summary.calibration))
-          .field("skipped_cases", static_cast<std::int64_t>(summary.skipped));
-      j.key("all");
-      group(summary.all);
-      j.key("by_kind").begin_array();
-      for (const auto& g : summary.by_kind) group(g);
-      j.end_array();
-      j.key("by_engine").begin_array();
-      for (const auto& g : summary.by_engine) group(g);
-      j.end_array();
-      j.key("by_card").begin_array();
-      for (const auto& c : summary.by_card) {
-        j.begin_object().field("card", c.all.group).field("rows", static_cast<std::int64_t>(c.all.rows))
-            .field("median_abs_error", c.all.median).field("max_abs_error", c.all.max);
-        j.key("by_kind").begin_array();
-        for (const auto& g : c.by_kind) group(g);
-        j.end_array().end_object();
-      }
-      j.end_array().end_object();
-    }
-    j.end_object();
-    std::cout << j.str() << "\n";
+    std::cout << json_text << "\n";
   } else {
     std::cout << "vramsim validate: " << set.name << " (" << set.source << ")\n\n";
     print_to_cout("  %-44s %10s %10s %9s %9s  %-4s %s\n", "case", "predicted", "measured", "error", "tolerance", "", "role");

@@ -53,14 +53,25 @@ std::string gnuplot_script(const Chart& c) {
   s += "set ylabel " + quoted(c.ylabel) + "\n";
   s += "set key outside right top vertical noreverse\n";
   s += "set grid ytics\n";
-  s += "set yrange [0:*]\n";
+  if (c.log_scale) {
+    // One range on both axes, square: the line y = x is the diagonal, and a decade is as long
+    // on either axis.
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (const auto& ser : c.series)
+      for (const auto* v : {&ser.x, &ser.y})
+        for (double x : *v)
+          if (std::isfinite(x) && x > 0) lo = std::min(lo, x), hi = std::max(hi, x);
+    s += "set logscale xy\nset grid xtics\nset size square\n";
+    if (hi > 0) s += "set xrange [" + num(lo / 1.5) + ":" + num(hi * 1.5) + "]\nset yrange [" + num(lo / 1.5) + ":" + num(hi * 1.5) + "]\n";
+  } else
+    s += "set yrange [0:*]\n";
   s += "set border 3\nset tics nomirror\n";
   // One datablock per series (Lines) or one table (bars).
   if (c.kind == Chart::Kind::Lines || c.kind == Chart::Kind::Points) {
     const bool categorical = !c.categories.empty();
     if (categorical) s += "set xrange [-0.5:" + num(static_cast<double>(c.categories.size()) - 0.5) + "]\n";
-    else s += "set offsets graph 0.02, graph 0.02, 0, 0\n";
-    if (!categorical) {
+    else if (!c.log_scale) s += "set offsets graph 0.02, graph 0.02, 0, 0\n";
+    if (!categorical && !c.log_scale) {
       // Every point at one x (e.g. 0% overflow at every point): gnuplot would widen the axis
       // by one unit each side, into negative shares; keep a non-negative axis non-negative.
       double lo = std::numeric_limits<double>::infinity(), hi = -lo;
@@ -93,13 +104,15 @@ std::string gnuplot_script(const Chart& c) {
       // series at one place stay both visible.
       static constexpr int kPointTypes[] = {7, 5, 9, 11, 13, 15};
       const std::string pt = " pt " + std::to_string(kPointTypes[k % std::size(kPointTypes)]);
-      const std::string point_size = num(std::max(0.8, 1.6 - 0.2 * static_cast<double>(k)));
+      const std::string point_size = num(std::max(0.6, (c.log_scale ? 1.0 : 1.6) - 0.2 * static_cast<double>(k)));
       if (k) plot += ", ";
       if (band) plot += block + " using 1:2:3:4 with yerrorbars " + lt + " notitle, ";
       plot += block + (c.kind == Chart::Kind::Points ? " using 1:2 with points " + lt + pt + " ps " + point_size + " title "
                                                      : " using 1:2 with linespoints " + lt + " lw 2" + pt + " ps 0.8 title ") +
               quoted(ser.name);
     }
+    for (const auto& ref : c.references)
+      plot += ", " + num(ref.ratio) + " * x with lines dt 2 lc rgb '#888888' " + (ref.name.empty() ? std::string("notitle") : "title " + quoted(ref.name));
     s += plot + "\n";
   } else {
     s += "set style data histogram\n";

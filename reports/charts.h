@@ -27,6 +27,15 @@ struct Chart {
     std::vector<double> lo, hi;     // Lines: optional error band (p5..p95), same length as y
   };
   std::vector<Series> series;
+  // Lines and Points with numeric x: both axes logarithmic (values <= 0 are not drawn).
+  bool log_scale = false;
+  // Dashed lines y = ratio x over the chart (predicted against measured: 1, and a tolerance's
+  // 0.75 and 1.25); `name` titles the line in the key, "" leaves it out of the key.
+  struct Reference {
+    double ratio = 1;
+    std::string name;
+  };
+  std::vector<Reference> references;
 };
 
 // The gnuplot script that draws `chart` as SVG on stdout.

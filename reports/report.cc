@@ -15,54 +15,10 @@
 namespace vramsim::reports {
 namespace {
 namespace fs = std::filesystem;
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
-  return out;
-}
-
-// A table in Markdown. Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict) on
-// `" " + std::string`.
-std::string md_table(const ReportTable& t) {
-  std::string s = "|";
-  for (const auto& h : t.header) ((s += ' ') += md_cell(h)) += " |";
-  s += "\n|";
-  for (std::size_t i = 0; i < t.header.size(); ++i) s += "---|";
-  s += "\n";
-  for (const auto& row : t.rows) {
-    s += "|";
-    for (const auto& c : row) ((s += ' ') += md_cell(c)) += " |";
-    s += "\n";
-  }
-  return s;
-}
-
-std::string html_table(const ReportTable& t) {
-  std::string s = "<table>\n<thead><tr>";
-  for (const auto& h : t.header) s += "<th>" + html_escape(h) + "</th>";
-  s += "</tr></thead>\n<tbody>\n";
-  for (const auto& row : t.rows) {
-    s += "<tr>";
-    for (const auto& c : row) s += "<td>" + html_escape(c) + "</td>";
-    s += "</tr>\n";
-  }
-  return s + "</tbody>\n</table>\n";
-}
+using page::html_escape;
+using page::html_table;
+using page::md_table;
+using page::write_file;
 
 std::string value_text(const SetValue& v) { return v ? *v : "(unset)"; }
 
@@ -96,33 +52,6 @@ void inputs(const Study& s, std::string& md, std::string& html) {
   html += "</section>\n";
 }
 
-const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-td{white-space:nowrap}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-figure.chart{margin:1em 0}figure.chart svg{width:100%;height:auto;max-width:760px;display:block}
-pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:.85em}details{margin:.5em 0}.warn{color:#a40}
-)";
-
-// Marks the page once it has laid out: the number of charts with a drawn, visible SVG. The
-// report needs no script to be read; this only lets a headless browser check the charts.
-const char* kCheck = R"(<script>
-window.addEventListener('load', function () {
-  var charts = document.querySelectorAll('figure.chart svg'), shown = 0;
-  charts.forEach(function (svg) {
-    var box = svg.getBoundingClientRect();
-    if (box.width > 0 && box.height > 0 && svg.querySelector('path, rect, polyline')) shown++;
-    else console.error('chart not visible: ' + (svg.closest('figure').id || '?'));
-  });
-  document.documentElement.setAttribute('data-charts-visible', shown + '/' + charts.length);
-});
-</script>
-)";
-
-void write_file(const fs::path& p, const std::string& text) {
-  if (auto written = io::write_file(p.string(), text); !written) throw std::runtime_error(written.error().message);
-}
-
 }  // namespace
 
 ReportTable section_table(const Study& study, const Section& section, const std::map<std::string, PointRecord>& records) {
@@ -153,7 +82,7 @@ ReportOutcome write_report(const fs::path& dir) {
 
   std::string md = "# " + study.title + "\n\n";
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-                     html_escape(study.title) + "</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n<h1>" +
+                     html_escape(study.title) + "</title>\n<style>\n" + page::kStyle + "</style>\n</head>\n<body>\n<h1>" +
                      html_escape(study.title) + "</h1>\n";
   if (!study.description.empty()) {
     md += study.description + "\n\n";
@@ -205,7 +134,7 @@ ReportOutcome write_report(const fs::path& dir) {
     html += "<section id=\"failed\">\n<h2>Failed points</h2>\n" + html_table(failures) + "</section>\n";
   }
   inputs(study, md, html);
-  html += kCheck;
+  html += page::kChartCheck;
   html += "</body>\n</html>\n";
   outcome.markdown = dir / "report.md";
   outcome.html = dir / "report.html";

@@ -9,15 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "reports/page.h"
 #include "reports/results_store.h"
 #include "reports/study.h"
 
 namespace vramsim::reports {
 
-struct ReportTable {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-};
 
 // The numbers of one section (also what docs/studies.md quotes).
 ReportTable section_table(const Study& study, const Section& section, const std::map<std::string, PointRecord>& records);

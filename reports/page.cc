@@ -1,0 +1,86 @@
+#include "reports/page.h"
+
+#include <stdexcept>
+
+#include "core/output_file.h"
+
+namespace vramsim::reports::page {
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+// A table in Markdown. Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict) on
+// `" " + std::string`.
+std::string md_table(const ReportTable& t) {
+  std::string s = "|";
+  for (const auto& h : t.header) ((s += ' ') += md_cell(h)) += " |";
+  s += "\n|";
+  for (std::size_t i = 0; i < t.header.size(); ++i) s += "---|";
+  s += "\n";
+  for (const auto& row : t.rows) {
+    s += "|";
+    for (const auto& c : row) ((s += ' ') += md_cell(c)) += " |";
+    s += "\n";
+  }
+  return s;
+}
+
+std::string html_table(const ReportTable& t) {
+  std::string s = "<table>\n<thead><tr>";
+  for (const auto& h : t.header) s += "<th>" + html_escape(h) + "</th>";
+  s += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : t.rows) {
+    s += "<tr>";
+    for (const auto& c : row) s += "<td>" + html_escape(c) + "</td>";
+    s += "</tr>\n";
+  }
+  return s + "</tbody>\n</table>\n";
+}
+
+const char* const kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+td{white-space:nowrap}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+figure.chart{margin:1em 0}figure.chart svg{width:100%;height:auto;max-width:760px;display:block}
+pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:.85em}details{margin:.5em 0}.warn{color:#a40}
+)";
+
+const char* const kChartCheck = R"(<script>
+window.addEventListener('load', function () {
+  var charts = document.querySelectorAll('figure.chart svg'), shown = 0;
+  charts.forEach(function (svg) {
+    var box = svg.getBoundingClientRect();
+    if (box.width > 0 && box.height > 0 && svg.querySelector('path, rect, polyline')) shown++;
+    else console.error('chart not visible: ' + (svg.closest('figure').id || '?'));
+  });
+  document.documentElement.setAttribute('data-charts-visible', shown + '/' + charts.length);
+});
+</script>
+)";
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  if (auto written = io::write_file(p.string(), text); !written) throw std::runtime_error(written.error().message);
+}
+
+}  // namespace vramsim::reports::page
