@@ -12,6 +12,7 @@
 #include "calibrate/log_fit.h"
 #include "calibrate/report.h"
 #include "cli/args.h"
+#include "cli/calibrate_engine.h"
 #include "cli/commands.h"
 #include "cli/write_error.h"
 #include "core/config_reader.h"
@@ -43,6 +44,15 @@ and prints the parameters with standard errors and residuals (docs/calibration.m
                          (default 1)
   --max-misses-per-step X  fit only the requests with at most X misses per step (the
                          low-miss regime, where each miss is a layer's only one)
+
+With --scenario S.yaml (the machine the llama.cpp log was measured on: its card, model and
+weights' format), fits the log's decode step against context and its prompt rate, and solves
+the llama.cpp engine's layer_launch and gpu_compute_efficiency so that the scenario, simulated
+at the log's mean request, gives the same figures (docs/calibration.md):
+  --scenario S.yaml      the scenario (engine of the llama.cpp family)
+  --set key=value        an override of the scenario, as in `vramsim run`
+  --write-engine FILE    write an engine file with the solved keys (engine: FILE in a scenario)
+  --configs DIR          catalogue directory
 )";
 
 struct Dist {
@@ -185,7 +195,9 @@ double positive_number(const Args& args, const char* name) {
 
 int calibrate_command(const std::vector<std::string>& argv) {
   OptionSpec spec;
-  spec.with_value = {"--from-log", "--records-out", "--draft-tokens", "--tokens-per-step", "--max-misses-per-step"};
+  spec.with_value = {"--from-log", "--records-out", "--draft-tokens", "--tokens-per-step", "--max-misses-per-step", "--scenario",
+                     "--write-engine", "--configs"};
+  spec.repeated = {"--set"};
   spec.flags = {"--json", "--help"};
   Args args(argv, spec);
   if (args.answered_help(kHelp)) return 0;
@@ -241,6 +253,12 @@ int calibrate_command(const std::vector<std::string>& argv) {
     std::cerr << "vramsim calibrate: warning: " << file << ":" << log.unread.front().line << ": " << config::printable(log.unread.front().kind)
               << (log.unread.size() > 1 ? " (and " + std::to_string(log.unread.size() - 1) + " more lines like it)" : std::string())
               << "\n";
+  if (args.get("--scenario")) {
+    if (auto path = args.get("--records-out")) write_records(*path, log.records, calibrate::fit_step_time(log.records, "misses", max_x), max_x);
+    return calibrate_engine(args, log, file);
+  }
+  if (!args.all("--set").empty()) throw UsageError("--set needs --scenario S.yaml (the machine the log was measured on)");
+  if (args.get("--write-engine")) throw UsageError("--write-engine needs --scenario S.yaml (the machine the log was measured on)");
   const calibrate::StepFit miss_fit = calibrate::fit_step_time(log.records, "misses", max_x);
   const calibrate::StepFit pcie_fit = calibrate::fit_step_time(log.records, "pcie_reads", max_x);
   if (auto path = args.get("--records-out")) write_records(*path, log.records, miss_fit, max_x);

@@ -60,8 +60,10 @@ misses served over PCIe or on the host, decode steps with their bubbles, and the
   --requests-out FILE    write one JSON line per request
   --trace FILE           write a Chrome/Perfetto trace of the first decode steps
   --trace-steps N        how many steps the trace covers (default 20)
-  --log-format strata    also write the case-study engine's telemetry lines (to --log FILE,
-                         else to stdout after the summary); MoE models only
+  --log-format FORMAT    also write an engine's log lines (to --log FILE, else to stdout after
+                         the summary): strata, the case-study engine's telemetry (MoE models
+                         only); llama-server, its per-request timings (what `vramsim calibrate
+                         --from-log` reads)
   --log FILE
   --configs DIR          catalogue directory
 
@@ -123,16 +125,18 @@ int run_command(const std::vector<std::string>& argv) {
         throw UsageError(std::string(named) + " builds a scenario without a file; with " + args.positional()[0] +
                          " use --set instead (e.g. --set " + key + ")");
   }
-  if (args.get("--log") && !args.get("--log-format")) throw UsageError("--log needs --log-format strata");
+  if (args.get("--log") && !args.get("--log-format")) throw UsageError("--log needs --log-format strata or llama-server");
   if (args.get("--trace-steps") && !args.get("--trace")) throw UsageError("--trace-steps needs --trace FILE");
   // Every option is checked, and the scenario decoded, before any output file is touched.
   const auto log_format = args.get("--log-format");
-  if (log_format && *log_format != "strata") throw UsageError("--log-format: expected \"strata\", got \"" + *log_format + "\"");
+  if (log_format && *log_format != "strata" && *log_format != "llama-server")
+    throw UsageError("--log-format: expected \"strata\" or \"llama-server\", got \"" + *log_format + "\"");
+  const bool strata_log = log_format && *log_format == "strata";
   sim::RunOptions options;
   options.trace_steps = args.get("--trace") ? static_cast<int>(args.integer("--trace-steps", 20, 1, 100000)) : 0;
   sim::Scenario scenario = quick ? quick->scenario : load_scenario(args, "run");
   // A strata log pairs each generation line with its expert-cache line (what calibrate reads).
-  if (log_format && !scenario.model.moe)
+  if (strata_log && !scenario.model.moe)
     throw UsageError("--log-format strata: " + scenario.model.name +
                      " is a dense model; the strata log pairs each request's generation line with its expert-cache line, "
                      "which needs routed experts");
@@ -157,7 +161,7 @@ int run_command(const std::vector<std::string>& argv) {
   const bool progress = ::isatty(STDERR_FILENO) != 0;
   options.on_request = [&](const sim::RequestRecord& r) {
     if (requests_out) requests_out->stream() << reports::request_json_line(r);
-    if (log_format) strata << sim::strata_request_lines(scenario, r);
+    if (log_format) strata << (strata_log ? sim::strata_request_lines(scenario, r) : sim::llama_server_request_lines(r));
   };
   options.on_reject = [&](const sim::RejectedRequest& r) {
     if (!requests_out) return;
@@ -204,7 +208,7 @@ int run_command(const std::vector<std::string>& argv) {
               << ": " << quick->placement << "\n  " << quick->flags_for << " flags: " << quick->flags << "\n\n";
   std::cout << (json ? reports::run_summary_json(scenario, result, power, wall) : reports::run_summary_table(scenario, result, power, wall));
   if (log_format) {
-    const std::string text = sim::strata_startup_lines(scenario, result) + strata.str();
+    const std::string text = (strata_log ? sim::strata_startup_lines(scenario, result) : std::string()) + strata.str();
     if (log_out) {
       log_out->stream() << text;
     } else if (json) {

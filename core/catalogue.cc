@@ -83,13 +83,22 @@ Node Catalogue::load(const std::string& relative) const {
 }
 
 Node Catalogue::load_named(std::string_view kind, std::string_view what, const Node& name_node,
-                           const std::string& key_path) const {
+                           const std::string& key_path, int depth) const {
   const std::string& name = name_node.text();
   if (looks_like_path(name)) {
     const fs::path file = file_beside(name_node);
     if (!path_exists(file)) fail(name_node, key_path, "no such file \"" + name + "\"");
     auto loaded = load_yaml_file(file.string());
     if (!loaded) throw ConfigError(loaded.error());
+    // A file may refine a preset itself (`preset: NAME` and its overrides, as a mapping in a
+    // config does): what `vramsim calibrate --write-engine` writes. A chain of files naming
+    // each other ends at a catalogue entry within kMaxPresetDepth steps.
+    if (loaded->is_map() && loaded->find("preset")) {
+      if (depth >= kMaxPresetDepth)
+        fail(*loaded->find("preset"), key_path, "a chain of more than " + std::to_string(kMaxPresetDepth) +
+                                                    " files naming each other as `preset:` (a file that names itself?)");
+      return resolve_at(kind, what, *loaded, key_path, depth + 1);
+    }
     return std::move(loaded).value();
   }
   if (!is_catalogue_name(name))
@@ -117,13 +126,18 @@ Node Catalogue::load_named(std::string_view kind, std::string_view what, const N
 
 Node Catalogue::resolve(std::string_view kind, std::string_view what, const Node& ref,
                         const std::string& key_path) const {
-  if (ref.is_scalar()) return load_named(kind, what, ref, key_path);
+  return resolve_at(kind, what, ref, key_path, 0);
+}
+
+Node Catalogue::resolve_at(std::string_view kind, std::string_view what, const Node& ref, const std::string& key_path,
+                           int depth) const {
+  if (ref.is_scalar()) return load_named(kind, what, ref, key_path, depth);
   if (!ref.is_map())
     fail(ref, key_path, "expected a " + std::string(what) + " name, a YAML file, or a mapping, got " + ref.describe());
   const Node* preset = ref.find("preset");
   if (!preset) return ref;  // an inline description
   if (!preset->is_scalar()) fail(*preset, key_path + ".preset", "expected a catalogue name, got " + preset->describe());
-  Node merged = load_named(kind, what, *preset, key_path + ".preset");
+  Node merged = load_named(kind, what, *preset, key_path + ".preset", depth);
   Node overrides = ref;
   Node stripped = Node::map(ref.origin());
   for (const auto& [key, value] : overrides.entries())

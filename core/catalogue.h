@@ -4,6 +4,7 @@
 //   gpu: rtx-4090                                   a catalogue name
 //   gpu: my-cards/a6000.yaml                        a YAML file (relative to the file naming it, else to the working directory)
 //   gpu: { preset: rtx-5090, memory: { capacity: 48GiB } }   a preset plus overrides
+// and a YAML file may itself hold `preset:` plus overrides (resolved as that mapping).
 #pragma once
 
 #include <filesystem>
@@ -51,8 +52,12 @@ class Catalogue {
   Node load(const std::string& relative) const;
 
  private:
-  Node load_named(std::string_view kind, std::string_view what, const Node& name_node,
-                  const std::string& key_path) const;
+  static constexpr int kMaxPresetDepth = 8;
+  // `depth`: files named as `preset:` by files on the way here (a file's own `preset:` is
+  // resolved as a mapping's is).
+  Node resolve_at(std::string_view kind, std::string_view what, const Node& ref, const std::string& key_path, int depth) const;
+  Node load_named(std::string_view kind, std::string_view what, const Node& name_node, const std::string& key_path,
+                  int depth) const;
   std::filesystem::path root_;
 };
 

@@ -65,6 +65,19 @@ std::string strata_request_lines(const Scenario& s, const RequestRecord& r) {
   return out;
 }
 
+std::string llama_server_request_lines(const RequestRecord& r) {
+  const double prompt_ms = r.prefill_s * 1e3;
+  const double eval_ms = (r.end_s - r.first_token_s) * 1e3;
+  const long long prompt = static_cast<long long>(r.prompt_tokens - r.reused_tokens), gen = static_cast<long long>(r.gen_tokens);
+  // As server.cpp prints them: "%10.2f ms / %5d tokens (%8.2f ms per token, %8.2f tokens per second)".
+  auto line = [](const char* label, double ms, long long n) {
+    return format("%s = %10.2f ms / %5lld tokens (%8.2f ms per token, %8.2f tokens per second)\n", label, ms, n,
+                  n > 0 ? ms / static_cast<double>(n) : 0.0, ms > 0 ? 1e3 * static_cast<double>(n) / ms : 0.0);
+  };
+  return line("prompt eval time", prompt_ms, prompt) + line("       eval time", eval_ms, gen) +
+         format("      total time = %10.2f ms / %5lld tokens\n", prompt_ms + eval_ms, prompt + gen);
+}
+
 std::string chrome_trace(const std::vector<TraceEvent>& events) {
   std::map<std::string, int> tracks;
   json::Writer j(false);

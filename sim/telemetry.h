@@ -15,6 +15,10 @@ namespace vramsim::sim {
 std::string strata_startup_lines(const Scenario& scenario, const RunResult& run);
 // The pair of lines the engine writes per request (generation, then hit rate / overflow).
 std::string strata_request_lines(const Scenario& scenario, const RequestRecord& request);
+// llama-server's timing lines for one request (tools/server/server.cpp, print_timings): the
+// prompt tokens it processed (a reused prefix left out) and their time, then the generated
+// tokens, the first one included, over the time from the first token to the last.
+std::string llama_server_request_lines(const RequestRecord& request);
 // {"traceEvents": [...]} with complete ("X") events in microseconds, one track per resource.
 std::string chrome_trace(const std::vector<TraceEvent>& events);
 
