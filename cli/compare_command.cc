@@ -65,7 +65,14 @@ CompareSpec spec_from_flags(const Args& args, const config::Catalogue& catalogue
   y << "name: command line\nmodels: [";
   const auto models = args.all("--model");
   if (models.empty()) throw UsageError("give a compare FILE, or --model and --option (see --help)");
-  for (std::size_t i = 0; i < models.size(); ++i) y << (i ? ", " : "") << quoted(models[i]);
+  // A model file on the command line is relative to the working directory: made absolute here,
+  // since the spec is read as a YAML text of its own.
+  auto model_text = [](const std::string& m) {
+    const bool file = m.find('/') != std::string::npos || m.ends_with(".gguf") || m.ends_with(".yaml") || m.ends_with(".yml");
+    std::error_code ec;
+    return file && std::filesystem::exists(m, ec) ? std::filesystem::absolute(m).lexically_normal().string() : m;
+  };
+  for (std::size_t i = 0; i < models.size(); ++i) y << (i ? ", " : "") << quoted(model_text(models[i]));
   y << "]\noptions:\n";
   for (const auto& o : args.all("--option")) {
     const auto eq = o.find('=');
@@ -381,7 +388,7 @@ int compare_command(const std::vector<std::string>& argv) {
       if (!args.flag("--no-error-bars")) errors = card_errors(configs);
     } else {
       results[i / spec.options.size()][i % spec.options.size()] =
-          plan_cell(spec, spec.options[i % spec.options.size()], spec.models[i / spec.options.size()], configs);
+          plan_cell(spec, spec.options[i % spec.options.size()], spec.model_refs[i / spec.options.size()], configs);
     }
     const int d = ++done;
     if (progress) std::cerr << "\r  compared " << d << "/" << n + 1 << (d == static_cast<int>(n + 1) ? "\n" : "") << std::flush;

@@ -1,6 +1,7 @@
 #include "cli/compare_spec.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 
@@ -36,6 +37,17 @@ std::string catalogue_name(const Node& node, const std::string& key_path, const 
                                      (hint.empty() ? "" : " (did you mean " + hint + "?)") + "; see `vramsim list " + kind + "`");
   }
   return node.text();
+}
+
+// A model: a catalogue name, or a model file (a catalogue-style YAML, a GGUF file or the first
+// part of a split one) relative to the compare file, which must exist. Returns what plan gets.
+std::string model_ref(const Node& node, const std::string& key_path, const config::Catalogue& catalogue) {
+  const std::string& t = node.is_scalar() ? node.text() : std::string();
+  const bool file = t.find('/') != std::string::npos || t.ends_with(".gguf") || t.ends_with(".yaml") || t.ends_with(".yml");
+  if (!file) return catalogue_name(node, key_path, catalogue, "models", "model");
+  const std::filesystem::path path = config::resolve_path(node.origin(), t);
+  if (!config::path_exists(path)) config::fail(node, key_path, "no such model file \"" + t + "\" (" + path.string() + ")");
+  return std::filesystem::absolute(path).lexically_normal().string();
 }
 
 hw::GpuSpec card_spec(const config::Catalogue& catalogue, const Node& at, const std::string& name, const std::string& key_path) {
@@ -84,10 +96,13 @@ CompareSpec decode_compare_spec(const Node& root, const config::Catalogue& catal
   s.question = r.optional_string("question").value_or("");
   const Node& models = r.any("models");
   if (models.is_scalar()) {
-    s.models.push_back(catalogue_name(models, "models", catalogue, "models", "model"));
+    s.model_refs.push_back(model_ref(models, "models", catalogue));
+    s.models.push_back(models.text());
   } else if (models.is_sequence() && !models.items().empty()) {
-    for (std::size_t i = 0; i < models.items().size(); ++i)
-      s.models.push_back(catalogue_name(models.items()[i], "models[" + std::to_string(i) + "]", catalogue, "models", "model"));
+    for (std::size_t i = 0; i < models.items().size(); ++i) {
+      s.model_refs.push_back(model_ref(models.items()[i], "models[" + std::to_string(i) + "]", catalogue));
+      s.models.push_back(models.items()[i].text());
+    }
   } else {
     config::fail(models, "models", "expected a model or a list of models");
   }

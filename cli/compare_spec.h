@@ -23,7 +23,8 @@ struct CompareOption {
 struct CompareSpec {
   std::string name;
   std::string question;             // the question the comparison answers (printed first), or ""
-  std::vector<std::string> models;  // catalogue models
+  std::vector<std::string> models;  // catalogue models, or model files (YAML, GGUF) as written
+  std::vector<std::string> model_refs;  // what plan is given for each: the name, or the file's absolute path
   std::vector<CompareOption> options;
   std::optional<std::string> host;  // the default host for discrete cards
   std::string engine = "llama.cpp";

@@ -243,6 +243,27 @@ TEST_CASE("GGUF model: fit, run and import-model take the file, its sizes the fi
   test::check_usage_error("run --model " + (dir / "junk.gguf").string() + " --gpu rtx-4090", "not a GGUF file");
 }
 
+TEST_CASE("GGUF model: compare takes the file as a model, on the command line and in a compare file") {
+  const auto dir = test::fresh_dir("gguf-compare");
+  tiny_moe().write(dir / "tiny-moe.gguf");
+  const std::string moe = (dir / "tiny-moe.gguf").string();
+  const std::string out = test::run_ok("compare --model " + moe + " --option rtx-4090 --option rtx-3090 --host ddr4-dual-channel "
+                                       "--no-error-bars --json");
+  const auto doc = test::parse_json(out);
+  const auto* models = doc.find("models");
+  REQUIRE(models);
+  REQUIRE(models->items().size() == 1);
+  CHECK(models->items()[0].find("model")->text() == moe);
+  CHECK(test::json_truth(out, "ran", "options"));
+  // In a compare file: relative to the file.
+  std::ofstream(dir / "question.yaml") << "name: tiny\nmodels: [tiny-moe.gguf]\nhost: ddr4-dual-channel\n"
+                                          "options:\n  - { gpus: rtx-4090 }\n  - { gpus: rtx-3090 }\n";
+  const std::string from_file = test::run_ok("compare " + (dir / "question.yaml").string() + " --no-error-bars --json");
+  CHECK(test::json_truth(from_file, "ran", "options"));
+  std::ofstream(dir / "missing.yaml") << "name: tiny\nmodels: [absent.gguf]\noptions:\n  - { gpus: rtx-4090 }\n";
+  test::check_usage_error("compare " + (dir / "missing.yaml").string(), "missing.yaml:2:10: error: models[0]: no such model file \"absent.gguf\"");
+}
+
 TEST_CASE("GGUF model: a split model is read part by part from its first part") {
   const auto dir = test::fresh_dir("gguf-split");
   GgufWriter first = tiny_moe();
