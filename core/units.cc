@@ -26,7 +26,7 @@ constexpr std::array kTimeSuffixes{
 };
 constexpr std::array kPowerSuffixes{Suffix{"mW", 1e-3}, Suffix{"W", 1.0}, Suffix{"kW", 1e3}};
 constexpr std::array kRateSuffixes{Suffix{"/s", 1.0}, Suffix{"/min", 1.0 / 60.0}, Suffix{"/h", 1.0 / 3600.0},
-                                   Suffix{"Hz", 1.0}};
+                                   Suffix{"Hz", 1.0},  Suffix{"kHz", 1e3},   Suffix{"MHz", 1e6},   Suffix{"GHz", 1e9}};
 constexpr std::array kFlopSuffixes{
     Suffix{"FLOPS", 1.0},   Suffix{"GFLOPS", 1e9},    Suffix{"TFLOPS", 1e12}, Suffix{"PFLOPS", 1e15},
     Suffix{"FLOP/s", 1.0},  Suffix{"GFLOP/s", 1e9},   Suffix{"TFLOP/s", 1e12}, Suffix{"PFLOP/s", 1e15},
@@ -129,7 +129,7 @@ PhysicalRange physical_range(Dimension dim) {
     case Dimension::Time: return {1e-12, 1e7, "1 ps", "10^7 s (116 days)"};
     case Dimension::Power: return {1e-3, 1e6, "1 mW", "1 MW"};
     case Dimension::FlopRate: return {1e6, 1e19, "1 MFLOPS", "10 EFLOPS"};
-    case Dimension::Rate: return {1e-9, 1e9, "1e-9/s", "1e9/s"};
+    case Dimension::Rate: return {1e-9, 1e11, "1e-9/s", "100 GHz"};
   }
   return {0.0, 0.0, "", ""};
 }

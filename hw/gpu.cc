@@ -56,6 +56,9 @@ GpuSpec decode_gpu(const config::Node& node, const std::string& key_path, std::i
     g.dispatch_latency = c.optional_quantity("dispatch_latency", Dimension::Time);
     if (g.dispatch_latency && *g.dispatch_latency >= 1e-3)
       c.fail_at("dispatch_latency", "a kernel dispatch of 1 ms or more is not physical; check the unit (us)");
+    g.boost_clock = c.optional_quantity("boost_clock", Dimension::Rate);
+    if (g.boost_clock && (*g.boost_clock < 1e8 || *g.boost_clock > 1e10))
+      c.fail_at("boost_clock", "a GPU's boost clock is between 100 MHz and 10 GHz; check the unit (MHz, GHz)");
     c.finish();
   }
   {

@@ -46,6 +46,10 @@ struct GpuSpec {
   // microbenchmark's): what every kernel of a step costs at least. Given for the unified-memory
   // parts (Metal); none: the engine's per-layer fixed cost (layer_launch) stands.
   std::optional<double> dispatch_latency;
+  // The SMs' boost clock, Hz (compute.boost_clock, the datasheet's): the clock latency-bound
+  // kernels run at, which sets an engine's per-layer cost given in cycles
+  // (engine.layer_launch_cycles). None: the engine's layer_launch stands.
+  std::optional<double> boost_clock;
   double tdp_watts = 0;
   double idle_watts = 0;
   int pcie_generation = 0;                     // 0 for unified-memory parts (no PCIe link)

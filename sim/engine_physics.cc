@@ -31,7 +31,14 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   p.gpu_compute_efficiency = efficiency("gpu_compute_efficiency", e.number("gpu_compute_efficiency"));
   p.runtime_vram = e.quantity("runtime_vram", Dimension::Bytes, Lower::NonNegative);
   p.step_overhead = fixed_cost("step_overhead", e.quantity("step_overhead", Dimension::Time, Lower::NonNegative), true);
-  p.layer_launch = fixed_cost("layer_launch", e.quantity("layer_launch", Dimension::Time, Lower::NonNegative));
+  // layer_launch, or layer_launch_cycles (converted at the card's clock by the scenario); a given
+  // layer_launch wins (a measured value, a --set).
+  p.layer_launch_cycles = e.optional_number("layer_launch_cycles", Lower::Positive).value_or(0.0);
+  if (p.layer_launch_cycles >= 1e7)
+    e.fail_at("layer_launch_cycles", "10^7 cycles or more a layer is milliseconds of fixed cost at any clock: not physical");
+  p.layer_launch_given = p.layer_launch_cycles == 0 || e.has("layer_launch");
+  if (p.layer_launch_given)
+    p.layer_launch = fixed_cost("layer_launch", e.quantity("layer_launch", Dimension::Time, Lower::NonNegative));
   p.metal_dispatches_per_layer = static_cast<int>(e.optional_integer("metal_dispatches_per_layer", 1, 1000).value_or(0));
   p.handoff_sync = fixed_cost("handoff_sync", e.quantity("handoff_sync", Dimension::Time, Lower::NonNegative));
   p.collective_sync = fixed_cost("collective_sync", e.quantity("collective_sync", Dimension::Time, Lower::NonNegative));

@@ -190,12 +190,24 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
   // (memory.stream_share) and each layer costs its kernels' dispatches (compute.dispatch_latency
   // x the engine's metal_dispatches_per_layer) instead of the preset's CUDA-fitted figures; a
   // value the scenario or a --set gives the engine itself is kept.
+  auto& physics = s.engine.physics;
   if (s.gpu.spec.unified()) {
     auto given = [&](const char* key) { return engine && engine->is_map() && engine->find(key); };
     if (s.gpu.spec.stream_share && !given("gpu_bandwidth_efficiency"))
-      s.engine.physics.gpu_bandwidth_efficiency = *s.gpu.spec.stream_share;
-    if (s.gpu.spec.dispatch_latency && s.engine.physics.metal_dispatches_per_layer > 0 && !given("layer_launch"))
-      s.engine.physics.layer_launch = *s.gpu.spec.dispatch_latency * s.engine.physics.metal_dispatches_per_layer;
+      physics.gpu_bandwidth_efficiency = *s.gpu.spec.stream_share;
+    if (s.gpu.spec.dispatch_latency && physics.metal_dispatches_per_layer > 0 && !physics.layer_launch_given) {
+      physics.layer_launch = *s.gpu.spec.dispatch_latency * physics.metal_dispatches_per_layer;
+      physics.layer_launch_given = true;
+    }
+  }
+  // The per-layer cost in SM cycles (engine.layer_launch_cycles) at the card's boost clock: the
+  // first card's (a machine of mixed cards pays its first card's; docs/engines.md).
+  if (!physics.layer_launch_given) {
+    if (!s.gpu.spec.boost_clock)
+      config::fail(r.any("hardware"), "hardware.gpu",
+                   s.gpu.spec.name + " gives no compute.boost_clock, which the engine's layer_launch_cycles needs: add the card's "
+                                     "boost clock from its datasheet, or set engine.layer_launch");
+    physics.layer_launch = physics.layer_launch_cycles / *s.gpu.spec.boost_clock;
   }
   // A decode attention kernel of a few blocks covers a share of each card's SMs: it needs their count.
   for (const auto& card : s.cards)

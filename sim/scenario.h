@@ -75,6 +75,11 @@ struct EnginePhysics {
   double slot_alignment = 0;            // each cache slot is rounded up to this, bytes
   double step_overhead = 0;             // host-side work per decode step (GPU idle), seconds
   double layer_launch = 0;              // kernel launches per layer on the captured-graph path, seconds
+  // The same cost in SM clock cycles (engine.layer_launch_cycles; 0: not given): its kernels are
+  // latency-bound, so it runs at the card's boost clock (hardware.gpu compute.boost_clock), and
+  // layer_launch = cycles / clock unless the engine gives layer_launch itself (sim/scenario.cc).
+  double layer_launch_cycles = 0;
+  bool layer_launch_given = true;       // the engine description holds layer_launch (else it comes from the cycles)
   // Kernels one dense layer's decode graph dispatches on Metal (llama.cpp's Metal backend); with a
   // unified part's compute.dispatch_latency it gives that part's layer_launch. 0: not given.
   int metal_dispatches_per_layer = 0;

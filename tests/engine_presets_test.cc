@@ -147,6 +147,31 @@ TEST_CASE("llama.cpp: each GPU MoE layer adds moe_layer_sync to the step, CPU-ex
   CHECK(cpu_with == Approx(cpu_none).epsilon(1e-9));
 }
 
+// engine.layer_launch_cycles: the per-layer cost is latency-bound kernels, so it runs at the
+// card's boost clock (compute.boost_clock); a layer_launch the engine gives wins at any clock.
+TEST_CASE("llama.cpp: the per-layer cost is cycles at the card's boost clock, unless layer_launch is given", "[engines][llama.cpp]") {
+  auto step_s = [](const std::string& extra) {
+    auto r = run_vramsim("run " + kConfigs + "/scenarios/llama-bench-tg128.yaml --set workload.requests=1 --json " + extra);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return 1.0 / json_number(r.out, "p50", "decode_tok_s");
+  };
+  // The scenario's card is an RTX 3090 (1,695 MHz); at half its clock each of llama 8B's 32
+  // layers pays the preset's 177,173 cycles once more.
+  const double base = step_s(""), slow = step_s("--set hardware.gpu.compute.boost_clock=847.5MHz");
+  CHECK(slow - base == Approx(32 * 177173 / 1.695e9).epsilon(1e-3));
+  const double given = step_s("--set engine.layer_launch=50us");
+  CHECK(step_s("--set engine.layer_launch=50us --set hardware.gpu.compute.boost_clock=847.5MHz") == Approx(given).epsilon(1e-9));
+  CHECK(base - given == Approx(32 * (177173 / 1.695e9 - 50e-6)).epsilon(1e-3));
+  // A card without a clock cannot take a cost in cycles; a clock is refused out of range.
+  auto bare = run_vramsim("run " + kConfigs + "/scenarios/llama-bench-tg128.yaml --set hardware.gpu.compute.boost_clock=");
+  CHECK(bare.status == 2);
+  CHECK_THAT(bare.err, Catch::Contains("gives no compute.boost_clock, which the engine's layer_launch_cycles needs"));
+  auto slip = run_vramsim("run " + kConfigs + "/scenarios/llama-bench-tg128.yaml --set hardware.gpu.compute.boost_clock=25GHz");
+  CHECK(slip.status == 2);
+  CHECK_THAT(slip.err, Catch::Contains("boost_clock") && Catch::Contains("between 100 MHz and 10 GHz"));
+}
+
 // engine.expert_sort_sync (llama.cpp builds before PR 15525): each of an MoE layer's three expert
 // products over two positions or more idles the GPU while the host sorts the expert ids, on top
 // of whatever the micro-batch's kernels take; a one-token micro-batch (matrix-vector kernels over

@@ -125,14 +125,17 @@ TEST_CASE("what-ifs move the answer the right way: Gen5 and a 48 GB card", "[run
 TEST_CASE("a card the out-of-sample data show biased gets the preset's note", "[run][validate]") {
   auto fast = run_vramsim("run --model llama-3.1-8b --gpu rtx-5090 --set workload.requests=2 --json");
   REQUIRE(fast.status == 0);
-  CHECK_THAT(fast.err, Catch::Contains("warning: llama.cpp on rtx-5090: one request's decode with 2026 builds measured 25-35% faster than predicted"));
+  CHECK_THAT(fast.err, Catch::Contains("warning: llama.cpp on rtx-5090: one request's decode with 2026 builds measured 16-31% faster than predicted"));
   CHECK_THAT(fast.out, Catch::Contains("\"warnings\": [\n    \"llama.cpp on rtx-5090: one request's decode with 2026 builds"));
   auto plain = run_vramsim("run --model llama-3.1-8b --gpu rtx-4090 --set workload.requests=2 --json");
   REQUIRE(plain.status == 0);
   CHECK_THAT(plain.err, !Catch::Contains("warning"));
   CHECK_THAT(plain.out, Catch::Contains("\"warnings\": []"));
+  CHECK_THAT(run_vramsim("plan --model llama-3.1-8b --gpu rtx-5090 --host ddr5-dual-channel --quant Q4_K_M -j 2").err,
+             Catch::Contains("warning: llama.cpp on rtx-5090: one request's decode"));
+  // The A100's note went when the per-layer cost became cycles at each card's clock.
   CHECK_THAT(run_vramsim("plan --model llama-3.1-8b --gpu a100-80gb --host xeon-gold-6454s-x2 --quant Q4_K_M -j 2").err,
-             Catch::Contains("warning: llama.cpp on a100-80gb: decode measured 30% slower than predicted"));
+             !Catch::Contains("warning: llama.cpp on a100-80gb"));
 }
 
 // The strata log is the expert-cache engine's: a dense model has no cache line to pair.
