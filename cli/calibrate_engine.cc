@@ -11,6 +11,7 @@
 #include "calibrate/report.h"
 #include "cli/catalogue_access.h"
 #include "cli/commands.h"
+#include "core/catalogue.h"
 #include "core/config_reader.h"
 #include "core/json.h"
 #include "core/json_value.h"
@@ -192,7 +193,7 @@ int calibrate_engine(const Args& args, const calibrate::ParsedLog& log, const st
       if (!engine->find("preset")) preset.clear();  // an inline engine: its keys are all there
     }
     // A file (not a catalogue name): named by its absolute path, OUT may be anywhere.
-    if (engine && (preset.find('/') != std::string::npos || preset.ends_with(".yaml"))) {
+    if (engine && config::looks_like_path(preset)) {
       const config::Node& at = engine->is_map() && engine->find("preset") ? *engine->find("preset") : *engine;
       preset = fs::absolute(config::resolve_path(at.origin(), preset)).lexically_normal().string();
     }

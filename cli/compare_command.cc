@@ -24,6 +24,7 @@
 #include "core/output_file.h"
 #include "core/subprocess.h"
 #include "reports/page.h"
+#include "workloads/gguf_model.h"
 #include "reports/parallel_children.h"
 
 namespace vramsim::cli {
@@ -68,9 +69,8 @@ CompareSpec spec_from_flags(const Args& args, const config::Catalogue& catalogue
   // A model file on the command line is relative to the working directory: made absolute here,
   // since the spec is read as a YAML text of its own.
   auto model_text = [](const std::string& m) {
-    const bool file = m.find('/') != std::string::npos || m.ends_with(".gguf") || m.ends_with(".yaml") || m.ends_with(".yml");
     std::error_code ec;
-    return file && std::filesystem::exists(m, ec) ? std::filesystem::absolute(m).lexically_normal().string() : m;
+    return workloads::is_model_file(m) && std::filesystem::exists(m, ec) ? std::filesystem::absolute(m).lexically_normal().string() : m;
   };
   for (std::size_t i = 0; i < models.size(); ++i) y << (i ? ", " : "") << quoted(model_text(models[i]));
   y << "]\noptions:\n";

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/config_reader.h"
+#include "workloads/gguf_model.h"
 #include "hw/gpu.h"
 
 namespace vramsim::cli {
@@ -43,8 +44,7 @@ std::string catalogue_name(const Node& node, const std::string& key_path, const 
 // part of a split one) relative to the compare file, which must exist. Returns what plan gets.
 std::string model_ref(const Node& node, const std::string& key_path, const config::Catalogue& catalogue) {
   const std::string& t = node.is_scalar() ? node.text() : std::string();
-  const bool file = t.find('/') != std::string::npos || t.ends_with(".gguf") || t.ends_with(".yaml") || t.ends_with(".yml");
-  if (!file) return catalogue_name(node, key_path, catalogue, "models", "model");
+  if (!workloads::is_model_file(t)) return catalogue_name(node, key_path, catalogue, "models", "model");
   const std::filesystem::path path = config::resolve_path(node.origin(), t);
   if (!config::path_exists(path)) config::fail(node, key_path, "no such model file \"" + t + "\" (" + path.string() + ")");
   return std::filesystem::absolute(path).lexically_normal().string();

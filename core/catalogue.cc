@@ -14,11 +14,11 @@
 namespace vramsim::config {
 namespace fs = std::filesystem;
 
-namespace {
-
 bool looks_like_path(std::string_view text) {
   return text.find('/') != std::string_view::npos || text.ends_with(".yaml") || text.ends_with(".yml");
 }
+
+namespace {
 
 fs::path executable_dir() {
   std::error_code ec;

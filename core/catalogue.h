@@ -21,6 +21,10 @@ namespace vramsim::config {
 // even look up (too long, a bad component) does not exist.
 bool path_exists(const std::filesystem::path& path) noexcept;
 
+// Whether a reference is a file rather than a catalogue name: it holds a '/' or ends in .yaml
+// or .yml (Catalogue::resolve's rule).
+bool looks_like_path(std::string_view text);
+
 // A catalogue entry's name: a file name under configs/<kind>/, so a bounded, plain alphabet:
 // up to 100 of a-z A-Z 0-9 . _ + -, not starting with a dot.
 bool is_catalogue_name(std::string_view name);

@@ -83,4 +83,32 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   if (auto written = io::write_file(p.string(), text); !written) throw std::runtime_error(written.error().message);
 }
 
+std::string html_head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html_escape(title) +
+         "</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n<h1>" + html_escape(title) + "</h1>\n";
+}
+
+ChartWriter::ChartWriter(std::filesystem::path dir) : dir_(std::move(dir)) { std::filesystem::create_directories(dir_ / "charts"); }
+
+bool ChartWriter::add(const Chart& chart, const std::string& id, std::string& md, std::string& html) {
+  if (!warnings_.empty()) return false;
+  Result<std::string> svg = render_svg(chart);
+  if (!svg) {
+    warnings_.push_back("charts left out: " + svg.error().message);
+    return false;
+  }
+  write_file(dir_ / "charts" / (id + ".svg"), *svg);
+  md += "![" + chart.title + "](charts/" + id + ".svg)\n\n";
+  html += "<figure class=\"chart\" id=\"" + id + "\">\n" + inline_svg(*svg, id + "-") + "\n<figcaption>" + html_escape(chart.title) +
+          "</figcaption>\n</figure>\n";
+  ++charts_;
+  return true;
+}
+
+void ChartWriter::left_out_note(std::string& md, std::string& html) const {
+  if (warnings_.empty()) return;
+  md += "_Charts left out: " + warnings_.front() + "_\n\n";
+  html += "<p class=\"warn\">Charts left out: " + html_escape(warnings_.front()) + "</p>\n";
+}
+
 }  // namespace vramsim::reports::page

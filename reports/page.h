@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "reports/charts.h"
+
 namespace vramsim::reports {
 
 struct ReportTable {
@@ -27,6 +29,29 @@ extern const char* const kStyle;
 extern const char* const kChartCheck;
 // Writes `text` to `p` atomically (core/output_file.h); throws std::runtime_error with the reason.
 void write_file(const std::filesystem::path& p, const std::string& text);
+
+// A report page's opening, up to its first heading: doctype, title, kStyle, <h1>title</h1>.
+std::string html_head(const std::string& title);
+
+// Puts charts on a page: each drawn by gnuplot into DIR/charts/ID.svg, linked from the
+// Markdown and inlined in the HTML. After the first chart gnuplot cannot draw (it is missing,
+// say) the rest are left out, and the page says why once (left_out_note).
+class ChartWriter {
+ public:
+  explicit ChartWriter(std::filesystem::path dir);
+  // Appends `chart` to `md` and `html` as figure `id`; false when it is left out.
+  bool add(const Chart& chart, const std::string& id, std::string& md, std::string& html);
+  // The "charts left out" line, when a chart was: appended to both.
+  void left_out_note(std::string& md, std::string& html) const;
+  std::size_t charts() const { return charts_; }
+  // "charts left out: WHY", once, or nothing.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::size_t charts_ = 0;
+  std::vector<std::string> warnings_;
+};
 
 }  // namespace page
 }  // namespace vramsim::reports

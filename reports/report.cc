@@ -81,9 +81,7 @@ ReportOutcome write_report(const fs::path& dir) {
                        std::to_string(failed) + " failed" + (missing ? ", " + std::to_string(missing) + " not run yet" : "");
 
   std::string md = "# " + study.title + "\n\n";
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-                     html_escape(study.title) + "</title>\n<style>\n" + page::kStyle + "</style>\n</head>\n<body>\n<h1>" +
-                     html_escape(study.title) + "</h1>\n";
+  std::string html = page::html_head(study.title);
   if (!study.description.empty()) {
     md += study.description + "\n\n";
     html += "<p>" + html_escape(study.description) + "</p>\n";
@@ -92,8 +90,7 @@ ReportOutcome write_report(const fs::path& dir) {
   html += "<p>Study <code>" + html_escape(study.name) + "</code> (" + html_escape(study.source) + "): " +
           html_escape(status) + ". Made by <code>vramsim report</code>.</p>\n";
 
-  fs::create_directories(dir / "charts");
-  bool gnuplot_ok = true;
+  page::ChartWriter charts(dir);
   for (std::size_t i = 0; i < study.sections.size(); ++i) {
     const SectionView v = section_view(study, rows, study.sections[i]);
     md += "## " + v.title + "\n\n" + v.intro + "\n\n";
@@ -102,25 +99,14 @@ ReportOutcome write_report(const fs::path& dir) {
       std::string id = "chart-";
       id += std::to_string(i + 1);
       if (v.charts.size() > 1) (id += '-') += std::to_string(k + 1);
-      Result<std::string> svg = gnuplot_ok ? render_svg(v.charts[k]) : Result<std::string>(Error{""});
-      if (!svg) {
-        if (gnuplot_ok) outcome.warnings.push_back("charts left out: " + svg.error().message);
-        gnuplot_ok = false;
-        continue;
-      }
-      write_file(dir / "charts" / (id + ".svg"), *svg);
-      md += "![" + v.charts[k].title + "](charts/" + id + ".svg)\n\n";
-      html += "<figure class=\"chart\" id=\"" + id + "\">\n" + inline_svg(*svg, id + "-") + "\n<figcaption>" +
-              html_escape(v.charts[k].title) + "</figcaption>\n</figure>\n";
-      ++outcome.charts;
+      charts.add(v.charts[k], id, md, html);
     }
     md += md_table(v.table) + "\n";
     html += html_table(v.table) + "</section>\n";
   }
-  if (!gnuplot_ok) {
-    md += "_Charts left out: " + outcome.warnings.front() + "_\n\n";
-    html += "<p class=\"warn\">Charts left out: " + html_escape(outcome.warnings.front()) + "</p>\n";
-  }
+  charts.left_out_note(md, html);
+  outcome.charts = charts.charts();
+  outcome.warnings.insert(outcome.warnings.end(), charts.warnings().begin(), charts.warnings().end());
 
   ReportTable failures;
   failures.header = {"point", "error"};

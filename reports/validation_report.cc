@@ -129,13 +129,14 @@ ValidationReportOutcome write_validation_report(const fs::path& dir, const Valid
 
   std::string md = "# " + title + "\n\n" + set.source + "\n\n" + status + ". Made by `vramsim validate " + set.name +
                    " --report`; |error| = |predicted / measured - 1|.\n\n";
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + page::html_escape(title) +
-                     "</title>\n<style>\n" + page::kStyle + "</style>\n</head>\n<body>\n<h1>" + page::html_escape(title) + "</h1>\n<p>" +
-                     page::html_escape(set.source) + "</p>\n<p>" + page::html_escape(status) + ". Made by <code>vramsim validate " +
+  std::string html = page::html_head(title) + "<p>" + page::html_escape(set.source) + "</p>\n<p>" + page::html_escape(status) + ". Made by <code>vramsim validate " +
                      page::html_escape(set.name) + " --report</code>; |error| = |predicted / measured - 1|.</p>\n";
-  auto section = [&](const std::string& heading, const std::string& text, const std::vector<ReportTable>& tables) {
+  auto open_section = [&](const std::string& heading, const std::string& text) {
     md += "## " + heading + "\n\n" + (text.empty() ? "" : text + "\n\n");
     html += "<section>\n<h2>" + page::html_escape(heading) + "</h2>\n" + (text.empty() ? "" : "<p>" + page::html_escape(text) + "</p>\n");
+  };
+  auto section = [&](const std::string& heading, const std::string& text, const std::vector<ReportTable>& tables) {
+    open_section(heading, text);
     for (const auto& t : tables) {
       md += page::md_table(t) + "\n";
       html += page::html_table(t);
@@ -149,8 +150,7 @@ ValidationReportOutcome write_validation_report(const fs::path& dir, const Valid
                 " rows, median |error| " + percent(summary.all.median) + ", max " + percent(summary.all.max) + ".",
             {group_table("kind", summary.by_kind), group_table("engine", summary.by_engine), card_table(summary)});
 
-  fs::create_directories(dir / "charts");
-  bool gnuplot_ok = true;
+  page::ChartWriter charts(dir);
   const auto kinds = kinds_present(results);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const std::string& kind = kinds[i];
@@ -159,32 +159,19 @@ ValidationReportOutcome write_validation_report(const fs::path& dir, const Valid
                                   ? std::string()
                                   : std::to_string(group->rows) + " prediction rows: median |error| " + percent(group->median) +
                                         ", max " + percent(group->max) + ".";
-    md += "## " + kind + "\n\n" + (intro.empty() ? "" : intro + "\n\n");
-    html += "<section>\n<h2>" + page::html_escape(kind) + "</h2>\n" + (intro.empty() ? "" : "<p>" + page::html_escape(intro) + "</p>\n");
+    open_section(kind, intro);
     for (const std::string unit : {"tokens/s", "seconds"}) {
       const Chart chart = kind_chart(results, kind, unit);
       if (chart.series.empty()) continue;
-      const std::string id = "chart-" + std::to_string(i + 1) + (unit == "seconds" ? "-s" : "");
-      Result<std::string> svg = gnuplot_ok ? render_svg(chart) : Result<std::string>(Error{""});
-      if (!svg) {
-        if (gnuplot_ok) outcome.warnings.push_back("charts left out: " + svg.error().message);
-        gnuplot_ok = false;
-        continue;
-      }
-      page::write_file(dir / "charts" / (id + ".svg"), *svg);
-      md += "![" + chart.title + "](charts/" + id + ".svg)\n\n";
-      html += "<figure class=\"chart\" id=\"" + id + "\">\n" + inline_svg(*svg, id + "-") + "\n<figcaption>" + page::html_escape(chart.title) +
-              "</figcaption>\n</figure>\n";
-      ++outcome.charts;
+      charts.add(chart, "chart-" + std::to_string(i + 1) + (unit == "seconds" ? "-s" : ""), md, html);
     }
     const ReportTable t = validation_kind_table(results, kind);
     md += page::md_table(t) + "\n";
     html += page::html_table(t) + "</section>\n";
   }
-  if (!gnuplot_ok) {
-    md += "_Charts left out: " + outcome.warnings.front() + "_\n\n";
-    html += "<p class=\"warn\">Charts left out: " + page::html_escape(outcome.warnings.front()) + "</p>\n";
-  }
+  charts.left_out_note(md, html);
+  outcome.charts = charts.charts();
+  outcome.warnings = charts.warnings();
   ReportTable not_run;
   not_run.header = {"case", "kind", "engine", "measured", "why not simulated"};
   for (const auto& r : results)

@@ -147,8 +147,9 @@ StepCosts StepModel::layer(const LayerExperts& e, int tokens, std::int64_t kv_to
   c.vram_bytes = layer_bytes_ + kv + resident_reads * expert_bytes_;
   c.launch_sync = host_ ? 0.0 : ph.layer_launch;  // kernel launches: a GPU layer's (the CPU's ops are its compute)
   if (!host_ && e.hits > 0) {  // experts computed on a GPU: the expert path's fixed cost, no kernel resident
-    c.launch_sync += expert_path_sync(tokens);
-    c.host_idle += expert_path_sync(tokens);
+    const double sync = expert_path_sync(tokens);
+    c.launch_sync += sync;
+    c.host_idle += sync;
   }
   if (e.misses == 0) return c;
 

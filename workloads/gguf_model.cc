@@ -340,6 +340,8 @@ Result<ImportedModel> import_gguf(const std::string& path, const std::string& na
   return import_gguf_headers(*parts, path, name);
 }
 
+bool is_model_file(std::string_view text) { return config::looks_like_path(text) || is_gguf_path(text); }
+
 config::Node resolve_model(const config::Catalogue& catalogue, const config::Node& ref, const std::string& key_path) {
   if (!ref.is_scalar() || !is_gguf_path(ref.text())) return catalogue.resolve("models", "model", ref, key_path);
   const std::string file = config::file_beside(ref).string();

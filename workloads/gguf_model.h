@@ -29,6 +29,8 @@ namespace vramsim::workloads {
 
 // Whether a model reference names a GGUF file (it ends in .gguf, in any case).
 bool is_gguf_path(std::string_view text);
+// Whether a model reference names a file (a model YAML or a GGUF file) rather than a catalogue model.
+bool is_model_file(std::string_view text);
 
 // The model of the GGUF file at `path` (its other parts, when split, beside it), named `name`.
 Result<ImportedModel> import_gguf(const std::string& path, const std::string& name);
