@@ -41,6 +41,21 @@ void apply_seed(config::Node& root, const Args& args) {
   if (!applied) throw UsageError(applied.error().message.substr(std::string("error: ").size()));
 }
 
+std::vector<std::string> card_list(const std::string& value, const std::string& option) {
+  std::vector<std::string> cards;
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = value.find(',', at);
+    std::string card = value.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const auto first = card.find_first_not_of(" \t"), last = card.find_last_not_of(" \t");
+    card = first == std::string::npos ? std::string() : card.substr(first, last - first + 1);
+    if (card.empty())
+      throw UsageError(option + " " + value + ": an empty card name in the list (a card, or a comma list such as rtx-3090,rtx-5090)");
+    cards.push_back(card);
+    if (comma == std::string::npos) return cards;
+    at = comma + 1;
+  }
+}
+
 std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue) {
   std::vector<workloads::ModelSpec> out;
   for (const auto& name : catalogue.names("models")) {

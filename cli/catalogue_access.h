@@ -40,6 +40,10 @@ sim::Scenario load_scenario(const Args& args, const std::string& command);
 // process (plan decodes its scenario several times).
 void print_warnings(const std::string& command, const std::vector<std::string>& warnings);
 
+// A --gpu value: one card, or a comma list naming each card of the machine in order
+// ("rtx-3090,rtx-5090": the first card is device 0). Throws UsageError on an empty entry.
+std::vector<std::string> card_list(const std::string& value, const std::string& option = "--gpu");
+
 // Every model in the catalogue, decoded (used for "a smaller model that fits").
 std::vector<workloads::ModelSpec> all_models(const config::Catalogue& catalogue);
 

@@ -1,4 +1,5 @@
 // `vramsim fit`: will this model fit on this card, and how fast will it decode?
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -29,7 +30,8 @@ docs/memory-model.md)
   --kv-type T        KV-cache element type for keys and values (default f16)
   --kv-type-k T      ... for keys only;  --kv-type-v T  ... for values only
   --concurrency N    concurrent sequences, each with its own KV cache (default 1)
-  --gpus N           identical cards, model split by pipeline parallelism (default 1)
+  --gpus N           identical cards, model split by pipeline parallelism (default 1); a
+                     mixed machine is a comma list in --gpu (rtx-3090,rtx-5090, device 0 first)
   --host H           host (vramsim list hosts): offload what does not fit to system RAM
   --set key=value    override any field, as run and plan spell it: hardware.gpu.*, hardware.host.*,
                      model.* (e.g. --set hardware.gpu.memory.capacity=48GiB; gpu.* and host.* are
@@ -59,10 +61,21 @@ std::string unknown_name(const std::string& what, const std::string& name, const
 workloads::FitQuery build_query(const Args& args, const config::Catalogue& catalogue, workloads::FormatTables& formats) {
   // The scenario's own layout (model, hardware.gpu, hardware.host), so that a --set path is
   // the one run and plan take (gpu.* and host.* are aliases: canonical_set_path).
+  // --gpu A,B: a mixed machine, each card decoded from the catalogue; a --set on hardware.gpu
+  // would not say which card it means.
+  const std::vector<std::string> cards = card_list(args.require("--gpu"));
+  const bool mixed = std::any_of(cards.begin(), cards.end(), [&](const std::string& c) { return c != cards.front(); });
+  if (cards.size() > 1 && args.get("--gpus"))
+    throw UsageError("--gpus: --gpu " + args.require("--gpu") + " already names each card (a list names every card once)");
+  if (mixed)
+    for (const auto& a : args.all("--set"))
+      if (canonical_set_path(a).starts_with("hardware.gpu."))
+        throw UsageError("--set " + a + ": --gpu " + args.require("--gpu") + " names several cards; a scenario file "
+                         "(hardware.gpu: [{preset: ..., ...}, ...]) sets one card's keys");
   config::Node root = config::Node::map(config::Origin{"command line", 0, 0});
   root.set("model", named(args.require("--model"), "--model"));
   config::Node hardware = config::Node::map(config::Origin{"command line", 0, 0});
-  hardware.set("gpu", named(args.require("--gpu"), "--gpu"));
+  hardware.set("gpu", named(cards.front(), "--gpu"));
   if (auto host = args.get("--host")) hardware.set("host", named(*host, "--host"));
   root.set("hardware", std::move(hardware));
   apply_overrides(root, args.all("--set"));
@@ -108,7 +121,10 @@ workloads::FitQuery build_query(const Args& args, const config::Catalogue& catal
   q.kv_per_side = args.get("--kv-type-k") || args.get("--kv-type-v");
   q.context_tokens = args.integer("--context", std::min(kDefaultContext, q.model.max_context), 1, std::int64_t{1} << 40);
   q.concurrency = static_cast<int>(args.integer("--concurrency", 1, 1, 1 << 20));
-  q.gpus = static_cast<int>(args.integer("--gpus", 1, 1, 1024));
+  q.gpus = cards.size() > 1 ? static_cast<int>(cards.size()) : static_cast<int>(args.integer("--gpus", 1, 1, 1024));
+  if (mixed)
+    for (const auto& c : cards)
+      q.mixed.push_back(hw::decode_gpu(catalogue.resolve("gpus", "GPU", named(c, "--gpu"), "hardware.gpu"), "hardware.gpu"));
   return q;
 }
 
@@ -130,9 +146,9 @@ workloads::EngineAccounting engine_accounting(const Args& args, const workloads:
     auto [it, inserted] = cache->try_emplace(model.name);
     if (inserted) {
       std::vector<std::string> argv = {"--model", asked ? args.require("--model") : model.name, "--gpu", args.require("--gpu"),
-                                       "--gpus", std::to_string(q.gpus), "--context",
-                                       std::to_string(std::min(kDefaultContext, model.max_context)),
+                                       "--context", std::to_string(std::min(kDefaultContext, model.max_context)),
                                        "--set", "engine.vram_rule=engine"};
+      if (card_list(args.require("--gpu")).size() == 1) argv.insert(argv.end(), {"--gpus", std::to_string(q.gpus)});
       if (asked) argv.insert(argv.end(), {"--quant", q.quant.name});
       if (auto h = args.get("--host")) argv.insert(argv.end(), {"--host", *h});
       if (auto c = args.get("--configs")) argv.insert(argv.end(), {"--configs", *c});

@@ -98,6 +98,28 @@ std::string decode_note(const workloads::FitReport& rep) {
          "against 667); " + run + " simulates it";
 }
 
+// The machine as the table names it: "2 x NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090 +
+// NVIDIA GeForce RTX 5090"; its memory as the usable line counts it: "2 x 24.00 GiB", "24.00 +
+// 32.00 GiB"; the cards as --gpu takes them.
+std::string machine_name(const workloads::FitQuery& q) {
+  if (q.mixed.empty()) return std::to_string(q.gpus) + " x " + q.gpu.display_name;
+  std::string text;
+  for (const auto& g : q.mixed) text += (text.empty() ? "" : " + ") + g.display_name;
+  return text;
+}
+std::string machine_memory(const workloads::FitQuery& q) {
+  if (q.mixed.empty()) return std::to_string(q.gpus) + " x " + gib(q.gpu.memory_bytes);
+  std::string text;
+  for (const auto& g : q.mixed) text += (text.empty() ? "" : " + ") + gib(g.memory_bytes);
+  return text;
+}
+std::string gpu_option(const workloads::FitQuery& q) {
+  if (q.mixed.empty()) return q.gpu.name + (q.gpus > 1 ? " --gpus " + std::to_string(q.gpus) : std::string());
+  std::string text;
+  for (const auto& g : q.mixed) text += (text.empty() ? "" : ",") + g.name;
+  return text;
+}
+
 std::string verdict(bool fits, double headroom, const std::string& overfull) {
   if (fits) return "yes, " + gib(headroom) + " headroom";
   if (headroom >= 0) return "NO: layers are whole, " + overfull;
@@ -135,8 +157,8 @@ void two_columns(std::ostringstream& o, const workloads::FitReport& rep) {
           " per card: compute buffer and CUDA context)");
   row("total", gib(rep.footprint.total), gib(e.need()), "");
   row("usable", gib(rep.usable_bytes), gib(e.usable()),
-      "(calculator: " + fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) + "% of " + std::to_string(q.gpus) +
-          " x " + gib(q.gpu.memory_bytes) + ", " + std::string(hw::to_string(q.gpu.gpu_class)) + (q.gpus > 1 ? ", split" : "") +
+      "(calculator: " + fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) + "% of " + machine_memory(q) +
+          ", " + std::string(hw::to_string(q.gpu.gpu_class)) + (q.gpus > 1 ? ", split" : "") +
           "; " + e.engine + ": the driver-reported total" + (q.gpus > 1 ? " of each card" : "") + ")");
   std::vector<workloads::CardShare> engine_cards;
   for (const auto& c : e.cards) engine_cards.push_back({c.first_layer, c.end_layer, c.need(), c.usable});
@@ -164,7 +186,7 @@ std::string to_json(const workloads::FitReport& rep) {
   json::Writer j;
   j.begin_object()
       .field("model", q.model.name)
-      .field("gpu", q.gpu.name)
+      .field("gpu", q.mixed.empty() ? q.gpu.name : gpu_option(q))
       .field("gpus", q.gpus)
       .field("quant", q.quant.name)
       .field("bits_per_weight", q.quant.bits_per_weight)
@@ -192,6 +214,7 @@ std::string to_json(const workloads::FitReport& rep) {
       .field("calculator_max_context_tokens", static_cast<std::int64_t>(rep.calculator_max_context_tokens))
       .field("bytes_per_token_gb", rep.bytes_per_token / units::kGB)
       .field("decode_efficiency", rep.decode_efficiency)
+      .field("pace_bandwidth_gb_s", rep.pace_bandwidth / units::kGB)
       .field("gpu_decode_tok_s", rep.gpu_decode_tok_s)
       .field("decode_tok_s", rep.decode_tok_s)
       .field("resident_fraction", rep.resident_fraction);
@@ -232,7 +255,7 @@ std::string to_json(const workloads::FitReport& rep) {
 std::string to_table(const workloads::FitReport& rep) {
   const auto& q = rep.query;
   std::ostringstream o;
-  o << "vramsim fit: " << q.model.display_name << " on " << q.gpus << " x " << q.gpu.display_name << "\n"
+  o << "vramsim fit: " << q.model.display_name << " on " << machine_name(q) << "\n"
     << "  " << q.quant.name << " (" << fixed(q.quant.bits_per_weight, 2) << " bits/weight), context "
     << q.context_tokens << " tokens, KV " << q.kv_k.name << "/" << q.kv_v.name << ", " << q.concurrency
     << (q.concurrency == 1 ? " sequence" : " sequences") << "\n\n";
@@ -250,8 +273,8 @@ std::string to_table(const workloads::FitReport& rep) {
       << "  overhead     " << gib(rep.footprint.overhead) << "   (0.65 GiB + 8% of weights and KV)\n"
       << "  total        " << gib(rep.footprint.total) << "\n"
       << "  usable       " << gib(rep.usable_bytes) << "   ("
-      << fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) << "% of " << q.gpus << " x "
-      << gib(q.gpu.memory_bytes) << ", " << hw::to_string(q.gpu.gpu_class) << (q.gpus > 1 ? ", split" : "") << ")\n";
+      << fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) << "% of " << machine_memory(q)
+      << ", " << hw::to_string(q.gpu.gpu_class) << (q.gpus > 1 ? ", split" : "") << ")\n";
     o << "  fits         " << verdict(rep.fits, rep.headroom_bytes, workloads::first_overfull_card(rep.cards)) << "\n";
     for (std::size_t c = 0; c < rep.cards.size(); ++c)
       o << "  card " << c << "       layers " << rep.cards[c].first_layer << "-" << rep.cards[c].end_layer - 1 << ": "
@@ -274,7 +297,8 @@ std::string to_table(const workloads::FitReport& rep) {
       << "\n";
   o << "  decode       ";
   if (rep.fits) {
-    o << fixed(rep.gpu_decode_tok_s, 1) << " tok/s   (" << units::format_bandwidth(q.gpu.memory_bandwidth) << " x "
+    o << fixed(rep.gpu_decode_tok_s, 1) << " tok/s   (" << units::format_bandwidth(rep.pace_bandwidth)
+      << (q.mixed.empty() ? "" : " (the cards' bandwidths, weighted by the layers each reads)") << " x "
       << fixed(rep.decode_efficiency, 2) << " / " << fixed(rep.bytes_per_token / units::kGB, 2)
       << " GB read per token)\n";
   } else if (rep.decode_tok_s) {
@@ -298,7 +322,7 @@ std::string to_table(const workloads::FitReport& rep) {
     o << "  note         split over " << q.gpus << " cards: the rule of thumb's " << fixed(rep.decode_efficiency, 2)
       << " runs low against measured layer splits (2x RTX 4090, Llama 3 70B Q4_K_M, llama-bench: 19.22 tok/s, 0.82 of "
          "one card's bandwidth over this formula's 43.14 GB per token at 1,024 tokens of context); `vramsim run --model " << q.model.name << " --gpu "
-      << q.gpu.name << " --gpus " << q.gpus << " --quant " << q.quant.name << " --context " << q.context_tokens
+      << gpu_option(q) << " --quant " << q.quant.name << " --context " << q.context_tokens
       << (q.host ? " --host " + q.host->name : std::string()) << "` simulates the split\n";
   if (!rep.fits) {
     o << "\n  to make it fit, cheapest first" << (rep.engine ? " (judged by " + rep.engine->engine + "'s own accounting)" : "")

@@ -38,7 +38,7 @@ bool add_candidates(const CandidateSpace& space, const std::string& quant, const
   a.insert(a.end(), {"--set", kv_set});
   for (const auto& set : space.args.all("--set")) a.insert(a.end(), {"--set", set});
   for (const char* key : {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--engine"})
-    if (auto v = space.args.get(key)) a.insert(a.end(), {key, *v});
+    if (auto v = space.args.get(key)) a.insert(a.end(), {key, std::string(key) == "--gpu" && !space.one_card.empty() ? space.one_card : *v});
   OptionSpec s2;
   s2.with_value = {"--model", "--gpu", "--gpus", "--host", "--link", "--context", "--configs", "--quant", "--engine"};
   s2.repeated = {"--set"};
@@ -56,6 +56,13 @@ bool add_candidates(const CandidateSpace& space, const std::string& quant, const
     const EngineFlags f = engine_flags(s);
     c.flags = f.flags;
     c.engine = f.engine;
+    if (!space.one_card.empty()) {  // llama.cpp on one GPU of the machine: the others hold nothing
+      const std::string device = std::to_string(space.device);
+      c.gpu = space.one_card;
+      c.device = space.device;
+      c.flags = "-sm none -mg " + device + " " + c.flags;
+      c.placement.description += " (card " + device + ", the " + space.one_card + ", alone: -sm none -mg " + device + ")";
+    }
     c.max_context = max_context(s);
     c.context_note = context_note(s, c.max_context);
     // Every layer on the GPUs, judged by the memory-budget model: beyond its largest context

@@ -19,6 +19,10 @@ struct Candidate {
   Placement placement;
   std::optional<std::int64_t> hot_slots;  // engines with an expert cache: its size in slots
   std::vector<std::string> sets;          // the overrides its `vramsim run` gets (key=value)
+  // One card of a mixed machine alone (CandidateSpace::one_card): that card (its --gpu) and its
+  // device index; empty: the whole machine plan was given.
+  std::string gpu;
+  int device = -1;
   std::string flags, engine;  // engine_flags(): the flags and the program they are for
   std::string context_note;  // "-c up to N fits"
   double decode = 0, prefill = 0, ttft = 0, throughput = 0;
@@ -39,6 +43,11 @@ struct Skipped {
 struct CandidateSpace {
   const Args& args;
   const std::vector<std::string>& workload;
+  // One card of a mixed machine, the others idle (llama.cpp's -sm none -mg DEVICE: one GPU
+  // only): a model that fits the faster card alone decodes faster there than split with a
+  // slower one. Empty: every card of --gpu.
+  std::string one_card;
+  int device = -1;
 };
 
 // Adds the candidates of `quant` with KV type `kv` that fit (the scenario `run` would build for

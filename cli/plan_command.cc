@@ -67,7 +67,8 @@ dtype (auto or fp8), everything on the GPU.
                      with a note
   --lowest-quant Q   the lowest of those rungs to try (default Q2_K; IQ2_XXS or IQ1_S go
                      further down the ladder)
-  --gpus N --link L  as for `vramsim run`
+  --gpus N --link L  as for `vramsim run`; --gpu takes a comma list of cards for a mixed
+                     machine (rtx-3090,rtx-5090), each in its own slot, its layer split planned
   --host H           the host (required for a discrete card; an Apple unified-memory part's
                      host is its own CPU: no --host, and only every layer on its GPU is tried)
   --set KEY=VALUE    a fixed override for every candidate (repeatable), e.g.
@@ -233,10 +234,20 @@ int plan_command(const std::vector<std::string>& argv) {
   // flags come from its own decoded scenario (engine_flags).
   std::vector<Candidate> candidates;
   std::vector<Skipped> skipped;
-  const CandidateSpace space{args, workload};
+  // The whole machine, and on a mixed one (llama.cpp) each kind of card alone, its first device.
+  std::vector<CandidateSpace> spaces = {CandidateSpace{args, workload, "", -1}};
+  if (llama)
+    for (std::size_t c = 0; c < named.cards.size(); ++c) {
+      const std::string& card = named.cards[c].gpu.spec.name;
+      bool first = true;
+      for (std::size_t d = 0; d < c; ++d) first = first && named.cards[d].gpu.spec.name != card;
+      const bool mixed = std::any_of(named.cards.begin(), named.cards.end(), [&](const auto& k) { return k.gpu.spec.name != card; });
+      if (first && mixed) spaces.push_back(CandidateSpace{args, workload, card, static_cast<int>(c)});
+    }
   bool all_gpu = false;  // some candidate keeps every layer and the LM head on the GPUs
-  for (const auto& quant : quants)
-    for (const std::string& kv : kv_types) all_gpu = add_candidates(space, quant, kv, candidates, skipped) || all_gpu;
+  for (const auto& space : spaces)
+    for (const auto& quant : quants)
+      for (const std::string& kv : kv_types) all_gpu = add_candidates(space, quant, kv, candidates, skipped) || all_gpu;
   // Below Q4_K_M: when no format tried keeps every layer on the GPUs (llama.cpp), a user steps
   // down the formats' ladder (configs/formats/weights.yaml) rung by rung, to the first one that
   // does, trading output quality for the GPU's speed; plan tries the same rungs. When no rung
@@ -248,8 +259,9 @@ int plan_command(const std::vector<std::string>& argv) {
     for (const auto& rung : rungs) {
       if (all_gpu) break;
       lower.push_back(rung);
-      for (const std::string& kv : kv_types)
-        all_gpu = add_candidates(space, rung, kv, lower_candidates, lower_skipped) || all_gpu;
+      for (const auto& space : spaces)
+        for (const std::string& kv : kv_types)
+          all_gpu = add_candidates(space, rung, kv, lower_candidates, lower_skipped) || all_gpu;
     }
     if (all_gpu) {
       candidates.insert(candidates.end(), lower_candidates.begin(), lower_candidates.end());
@@ -274,7 +286,8 @@ int plan_command(const std::vector<std::string>& argv) {
   reports::for_each_in_parallel(jobs, candidates.size(), [&](std::size_t i) {
     Candidate& c = candidates[i];
     std::vector<std::string> run = {proc::self_executable(), "run", "--model", args.require("--model"), "--gpu",
-                                    args.require("--gpu"), "--quant", c.quant, "--configs", catalogue.root().string(), "--json"};
+                                    c.gpu.empty() ? args.require("--gpu") : c.gpu, "--quant", c.quant, "--configs",
+                                    catalogue.root().string(), "--json"};
     for (const auto& set : workload) run.insert(run.end(), {"--set", set});
     for (const auto& set : c.sets) run.insert(run.end(), {"--set", set});
     for (const auto& set : args.all("--set")) run.insert(run.end(), {"--set", set});
@@ -311,6 +324,15 @@ int plan_command(const std::vector<std::string>& argv) {
       c.throughput = number_at(*out, "throughput_tok_s");
       c.j_per_token = number_at(*out, "energy", "j_per_token", true);
       c.j_per_token_with_host = number_at(*out, "energy", "j_per_token_with_host", true);
+      // One card of a mixed machine alone: the others idle beside it the whole run, each at its
+      // idle board power (hw::GpuSpec::idle_watts), spread over the run's generated tokens.
+      if (c.device >= 0 && c.throughput > 0) {
+        double idle_w = 0;
+        for (std::size_t d = 0; d < named.cards.size(); ++d)
+          if (static_cast<int>(d) != c.device) idle_w += named.cards[d].gpu.spec.idle_watts;
+        c.j_per_token += idle_w / c.throughput;
+        c.j_per_token_with_host += idle_w / c.throughput;
+      }
     } catch (const std::runtime_error& e) {
       c.error = std::string(e.what()) + "\n";
     }
@@ -383,8 +405,7 @@ int plan_command(const std::vector<std::string>& argv) {
     std::cout << j.str() << "\n";
     return 0;
   }
-  std::cout << "vramsim plan: " << args.require("--model") << " on " << named.cards.size() << " x "
-            << args.require("--gpu") << ", host " << named.host.name << ", goal " << goal << " ("
+  std::cout << "vramsim plan: " << args.require("--model") << " on " << machine_text(named) << ", host " << named.host.name << ", goal " << goal << " ("
             << candidates.size() << " configurations simulated"
             << (failed ? ", " + std::to_string(failed) + " of them failed (warnings above)" : std::string())
             << "; " << ok.front().engine << " flags)\n";

@@ -1,5 +1,6 @@
 #include "cli/quick_scenario.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <iostream>
@@ -29,6 +30,16 @@ std::string quoted(const std::string& value) {
 EngineFlags engine_flags(const sim::Scenario& s) {
   const sim::engines::EngineCommand c = sim::engines::family(s.engine.family).command(s);
   return {c.program, c.flags};
+}
+
+std::string machine_text(const sim::Scenario& s) {
+  std::vector<std::string> names;
+  for (const auto& c : s.cards) names.push_back(c.gpu.spec.name);
+  const bool identical = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == names.front(); });
+  if (identical) return std::to_string(names.size()) + " x " + s.gpu.spec.name;
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : " + ") + n;
+  return text;
 }
 
 bool fits(const sim::Scenario& s) { return sim::plan_memory(s).ok(); }
@@ -112,23 +123,50 @@ sim::Scenario named_scenario(const Args& args, const std::string& command, bool 
   workloads::FormatTables formats = workloads::FormatTables::load(catalogue);
   const std::string model = args.require("--model");
   const std::string gpu = args.require("--gpu");
-  const std::int64_t gpus = args.integer("--gpus", 1, 1, 64);
-  const hw::GpuSpec spec = hw::decode_gpu(catalogue.resolve("gpus", "GPU", config::Node::scalar(gpu, {"--gpu", 0, 0}), "--gpu"), "--gpu");
+  // --gpu A,B names each card of a mixed machine (device 0 first); identical ones are a count.
+  const std::vector<std::string> names = card_list(gpu);
+  if (names.size() > 1 && args.get("--gpus"))
+    throw UsageError("--gpus: --gpu " + gpu + " already names each card (a list names every card once; --gpus N counts "
+                     "copies of one card)");
+  const bool identical = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == names.front(); });
+  const std::int64_t gpus = names.size() > 1 ? static_cast<std::int64_t>(names.size()) : args.integer("--gpus", 1, 1, 64);
+  std::vector<hw::GpuSpec> specs;
+  for (const auto& n : names)
+    specs.push_back(hw::decode_gpu(catalogue.resolve("gpus", "GPU", config::Node::scalar(n, {"--gpu", 0, 0}), "--gpu"), "--gpu"));
+  const hw::GpuSpec& spec = specs.front();
   // A unified-memory part (Apple) has no link, and its host is its own CPU (GpuSpec::soc_host).
   const bool soc = spec.unified();
+  for (const auto& g : specs)
+    if (g.unified() && names.size() > 1)
+      throw UsageError("--gpu " + gpu + ": " + g.name + " is a unified-memory part: it cannot be combined with other cards");
   if (soc && (args.get("--link") || args.get("--host")))
     throw UsageError("--gpu " + gpu + " is a unified-memory part: no --link (its GPU reads the memory it shares with the CPU) "
                      "and no --host (its host is its own CPU, " + spec.soc_host + ")");
   if (soc && gpus > 1) throw UsageError("--gpus: " + gpu + " is a unified-memory part: several cannot be combined");
-  // The card's own slot by default: its PCIe generation and width.
-  const std::string link = args.get("--link").value_or("pcie-gen" + std::to_string(spec.pcie_generation) + "-x" +
-                                                       std::to_string(spec.pcie_lanes));
+  // Each card's own slot by default: its PCIe generation and width.
+  const auto own_slot = [](const hw::GpuSpec& g) {
+    return "pcie-gen" + std::to_string(g.pcie_generation) + "-x" + std::to_string(g.pcie_lanes);
+  };
+  std::string own_slots;  // "pcie-gen4-x16, pcie-gen5-x16"
+  for (const auto& g : specs) own_slots += (own_slots.empty() ? "" : ", ") + own_slot(g);
+  const std::string link = args.get("--link").value_or(own_slot(spec));
   std::ostringstream y;
-  y << "hardware:\n"
-    << "  gpu: { preset: " << quoted(gpu) << ", count: " << gpus << " }\n";
-  if (!soc)
-    y << "  link: { preset: " << quoted(link) << " }\n"
-      << "  host: { preset: " << quoted(args.get("--host").value_or("ddr5-dual-channel")) << " }\n";
+  y << "hardware:\n";
+  if (identical) {
+    y << "  gpu: { preset: " << quoted(names.front()) << ", count: " << gpus << " }\n";
+  } else {
+    y << "  gpu:\n";
+    for (const auto& n : names) y << "    - { preset: " << quoted(n) << " }\n";
+  }
+  if (!soc) {
+    if (identical || args.get("--link")) {
+      y << "  link: { preset: " << quoted(link) << " }\n";
+    } else {
+      y << "  link:\n";
+      for (const auto& g : specs) y << "    - { preset: " << quoted(own_slot(g)) << " }\n";
+    }
+    y << "  host: { preset: " << quoted(args.get("--host").value_or("ddr5-dual-channel")) << " }\n";
+  }
   y << "model: " << quoted(model) << "\n"
     << "engine:\n"
     << "  preset: " << quoted(args.get("--engine").value_or("llama.cpp")) << "\n"
@@ -147,8 +185,10 @@ sim::Scenario named_scenario(const Args& args, const std::string& command, bool 
       if (!(n = n->find(key))) return;
     n->relabel({origin, 0, 0});
   };
-  label({"hardware", "gpu"}, "--gpu " + gpu + (gpus > 1 ? " --gpus " + std::to_string(gpus) : std::string()));
-  label({"hardware", "link"}, args.get("--link") ? "--link " + link : "the card's own slot (" + link + "; --link changes it)");
+  label({"hardware", "gpu"}, "--gpu " + gpu + (gpus > 1 && names.size() == 1 ? " --gpus " + std::to_string(gpus) : std::string()));
+  label({"hardware", "link"}, args.get("--link")      ? "--link " + link
+                              : identical           ? "the card's own slot (" + link + "; --link changes it)"
+                                                    : "each card's own slot (" + own_slots + "; --link changes them)");
   label({"hardware", "host"}, args.get("--host") ? "--host " + *args.get("--host")
                                                  : std::string("the default host ddr5-dual-channel (--host changes it)"));
   label({"model"}, "--model " + model);

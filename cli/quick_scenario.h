@@ -28,6 +28,10 @@ struct QuickScenario {
   std::string flags_for = "llama.cpp";  // engine_flags(scenario).engine
 };
 
+// A scenario's cards as the command lines print them: "2 x rtx-3090", or for a mixed machine
+// "rtx-3090 + rtx-5090" (device 0 first).
+std::string machine_text(const sim::Scenario& scenario);
+
 // The flags that make an engine run what a decoded scenario simulates (used by `run --model`
 // and `plan`; built from the final scenario, so that every --set shows):
 // - llama.cpp (llama-server): -ngl N [--n-cpu-moe N | --cpu-moe] [--split-mode row] -c C [-np N]

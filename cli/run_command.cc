@@ -67,7 +67,9 @@ misses served over PCIe or on the host, decode steps with their bubbles, and the
   --log FILE
   --configs DIR          catalogue directory
 
-Without a scenario file the scenario is built from catalogue names (`vramsim list`): the card's
+Without a scenario file the scenario is built from catalogue names (`vramsim list`): --gpu is
+one card (--gpus N of it) or a comma list naming each card of a mixed machine
+(rtx-3090,rtx-5090: a pipeline split, device 0 first, each card in its own slot); the card's
 own PCIe generation at x16, host ddr5-dual-channel, engine llama.cpp, the model's native
 format, a 4096-token context, 3 requests of 512 + 128 tokens. With an engine that has no
 expert cache, run picks the placement that fits (docs/engines.md) and prints its flags.
@@ -204,7 +206,7 @@ int run_command(const std::vector<std::string>& argv) {
   if (trace_out) trace_out->stream() << sim::chrome_trace(result.trace);
   const bool json = args.flag("--json");
   if (quick && !json)
-    std::cout << "vramsim run: " << scenario.model.name << " on " << scenario.cards.size() << " x " << scenario.gpu.spec.name
+    std::cout << "vramsim run: " << scenario.model.name << " on " << machine_text(scenario)
               << ": " << quick->placement << "\n  " << quick->flags_for << " flags: " << quick->flags << "\n\n";
   std::cout << (json ? reports::run_summary_json(scenario, result, power, wall) : reports::run_summary_table(scenario, result, power, wall));
   if (log_format) {

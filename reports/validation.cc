@@ -159,14 +159,18 @@ std::string cards_of(const Node& summary) {
   std::vector<std::string> gpus;
   for (const Node& c : cards->items())
     if (const Node* g = c.find("gpu"); g && g->is_scalar()) gpus.push_back(g->text());
-  if (gpus.empty()) return {};
-  if (std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return g == gpus.front(); }))
-    return gpus.size() == 1 ? gpus.front() : std::to_string(gpus.size()) + "x " + gpus.front();
-  std::string text;
-  for (const auto& g : gpus) text += (text.empty() ? "" : " + ") + g;
-  return text;
+  return cards_label(gpus);
 }
 }  // namespace
+
+std::string cards_label(const std::vector<std::string>& cards) {
+  if (cards.empty()) return {};
+  if (std::all_of(cards.begin(), cards.end(), [&](const std::string& c) { return c == cards.front(); }))
+    return cards.size() == 1 ? cards.front() : std::to_string(cards.size()) + "x " + cards.front();
+  std::string text;
+  for (const auto& c : cards) text += (text.empty() ? "" : " + ") + c;
+  return text;
+}
 
 std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::string, RunOutput>& outputs) {
   std::vector<CaseResult> results;

@@ -69,6 +69,10 @@ struct CaseResult {
   std::string card;
 };
 
+// How a machine's cards are labelled (CaseResult::card, and compare's error-bar look-up):
+// "rtx-4090", "2x rtx-3090", "rtx-4090 + rtx-3090" (in the cards' order); "" for none.
+std::string cards_label(const std::vector<std::string>& cards);
+
 // Throws ConfigError (at the case's `metric`) when a metric names no value in its run's output,
 // or a value that is not a number (null, a figure the run has none of, is a prediction of none).
 std::vector<CaseResult> evaluate(const ValidationSet& set, const std::map<std::string, RunOutput>& outputs);

@@ -32,8 +32,11 @@ void validate(const FitQuery& q) {
   if (q.gpus > q.model.layers)
     throw std::invalid_argument("--gpus " + std::to_string(q.gpus) + " exceeds " + q.model.name + "'s " +
                                 std::to_string(q.model.layers) + " layers: a pipeline split gives each card whole layers");
-  if (q.gpus > 1 && q.gpu.unified())
-    throw std::invalid_argument(q.gpu.name + " is a unified-memory part: several of them cannot be combined");
+  if (!q.mixed.empty() && q.mixed.size() != static_cast<std::size_t>(q.gpus))
+    throw std::invalid_argument("a mixed machine names each of its " + std::to_string(q.gpus) + " cards");
+  for (const auto& g : q.machine())
+    if (q.gpus > 1 && g.unified())
+      throw std::invalid_argument(g.name + " is a unified-memory part: it cannot be combined with other cards");
   if (const std::string why = native_only_refusal(q.quant, q.model.name, q.model.native_format); !why.empty())
     throw std::invalid_argument(why);
   if (q.host && q.gpu.unified())
@@ -41,15 +44,43 @@ void validate(const FitQuery& q) {
                                 "host RAM to offload to (leave out --host)");
 }
 
+// Each card's usable bytes by the calculator (its share of its own memory, the multi-card share
+// when there are several), device 0 first.
+std::vector<double> usable_per_card(const FitQuery& q) {
+  if (q.mixed.empty()) return std::vector<double>(static_cast<std::size_t>(q.gpus), usable_bytes(q.gpu, q.gpus) / q.gpus);
+  std::vector<double> per_card;
+  for (const auto& g : q.machine()) per_card.push_back(usable_bytes(g, q.gpus) / q.gpus);
+  return per_card;
+}
+
 // Whether `f` (of `model`) fits the query's cards by the calculator: the total, and with
 // several cards each card's whole layers (dealt by count in proportion to the cards' room).
 bool fits_cards(const FitQuery& q, const ModelSpec& model, const Footprint& f, double usable) {
   if (f.total > usable) return false;
   if (q.gpus == 1) return true;
-  const std::vector<double> per_card(static_cast<std::size_t>(q.gpus), usable / q.gpus);
+  const std::vector<double> per_card = usable_per_card(q);
   for (const auto& c : split_footprint(f, model.layers, layers_by_capacity(model.layers, per_card), per_card))
     if (!c.fits()) return false;
   return true;
+}
+
+// The cards' bandwidth as a token's pass sees it (FitReport::pace_bandwidth): with several
+// different cards each reads the share of the layers the calculator deals it, one after another,
+// so 1 / sum(share_i / bandwidth_i); identical cards (or one) their own.
+double pace_bandwidth(const FitQuery& q, const ModelSpec& model) {
+  if (q.mixed.empty()) return q.gpu.memory_bandwidth;
+  const std::vector<int> layers = layers_by_capacity(model.layers, usable_per_card(q));
+  double seconds_per_byte = 0;
+  for (std::size_t c = 0; c < q.mixed.size(); ++c)
+    seconds_per_byte += static_cast<double>(layers[c]) / model.layers / q.mixed[c].memory_bandwidth;
+  return 1.0 / seconds_per_byte;
+}
+
+// The query's first card with the machine's pace: what the bandwidth-bound formulas take.
+hw::GpuSpec paced(const FitQuery& q, const ModelSpec& model) {
+  hw::GpuSpec g = q.gpu;
+  g.memory_bandwidth = pace_bandwidth(q, model);
+  return g;
 }
 
 // One question's two accountings and the verdict of the one that decides.
@@ -101,11 +132,15 @@ Suggestion evaluate(std::string kind, std::string change, const FitQuery& q, con
   s.footprint = j.footprint;
   s.engine = std::move(j.engine);
   s.fits = j.fits;
-  s.decode_tok_s = s.fits ? decode_tokens_per_second(model, r, q.gpu, q.gpus) : 0.0;
+  s.decode_tok_s = s.fits ? decode_tokens_per_second(model, r, paced(q, model), q.gpus) : 0.0;
   return s;
 }
 
 }  // namespace
+
+std::vector<hw::GpuSpec> FitQuery::machine() const {
+  return mixed.empty() ? std::vector<hw::GpuSpec>(static_cast<std::size_t>(gpus), gpu) : mixed;
+}
 
 bool EngineAccount::fits() const {
   for (const auto& c : cards)
@@ -137,7 +172,11 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   FitReport rep;
   rep.query = q;
   const BudgetRequest r = request_of(q);
-  rep.usable_bytes = usable_bytes(q.gpu, q.gpus);
+  rep.usable_bytes = usable_bytes(q.gpu, q.gpus);  // identical cards: n x one card's share
+  if (!q.mixed.empty()) {
+    rep.usable_bytes = 0;
+    for (double u : usable_per_card(q)) rep.usable_bytes += u;
+  }
   if (engine) rep.engine = engine(q.model, r);
   const Judge judge{q, engine, rep.usable_bytes, rep.engine.has_value()};
   rep.decided_by = rep.engine ? "engine" : "calculator";
@@ -145,7 +184,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   rep.calculator_fits = fits_cards(q, q.model, rep.footprint, rep.usable_bytes);
   if (q.gpus > 1) {
     // Layers are whole: each card must hold its share.
-    const std::vector<double> per_card(static_cast<std::size_t>(q.gpus), rep.usable_bytes / q.gpus);
+    const std::vector<double> per_card = usable_per_card(q);
     rep.cards = split_footprint(rep.footprint, q.model.layers, layers_by_capacity(q.model.layers, per_card), per_card);
   }
   rep.fits = rep.engine ? rep.engine->fits() : rep.calculator_fits;
@@ -164,7 +203,8 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
                                         : footprint(q.model, one_token).total <= rep.usable_bytes;
   rep.bytes_per_token = bytes_read_per_token(q.model, r);
   rep.decode_efficiency = decode_efficiency(q.gpus);
-  rep.gpu_decode_tok_s = decode_tokens_per_second(q.model, r, q.gpu, q.gpus);
+  rep.pace_bandwidth = pace_bandwidth(q, q.model);
+  rep.gpu_decode_tok_s = decode_tokens_per_second(q.model, r, paced(q, q.model), q.gpus);
   rep.resident_fraction = std::min(1.0, rep.usable_bytes / rep.footprint.total);
   if (!rep.cards.empty()) {  // whole layers per card: what each card can hold of its own share
     double resident = 0;
@@ -183,7 +223,7 @@ FitReport analyse_fit(const FitQuery& q, const FormatTables& formats, const std:
   if (q.host) {
     rep.host_bytes = rep.footprint.total * (1.0 - rep.resident_fraction);
     if (rep.host_bytes <= q.host->memory_bytes)
-      rep.decode_tok_s = offload_decode_tok_s(q.model, r, q.gpu, q.gpus, q.host->memory_bandwidth, rep.resident_fraction);
+      rep.decode_tok_s = offload_decode_tok_s(q.model, r, paced(q, q.model), q.gpus, q.host->memory_bandwidth, rep.resident_fraction);
   }
 
   // 1. A shorter context, as a user types it (a multiple of 1,024, or a power of two below).

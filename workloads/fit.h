@@ -20,8 +20,12 @@ namespace vramsim::workloads {
 struct FitQuery {
   ModelSpec model;
   std::string model_ref;  // the model as given (--model: a catalogue name or a file); empty: model.name
-  hw::GpuSpec gpu;
-  int gpus = 1;
+  hw::GpuSpec gpu;  // the first card (device 0)
+  int gpus = 1;     // how many cards
+  // Every card, device 0 first, when they differ (a mixed machine: --gpu rtx-3090,rtx-5090);
+  // empty: `gpus` copies of `gpu`. machine() gives the list either way.
+  std::vector<hw::GpuSpec> mixed;
+  std::vector<hw::GpuSpec> machine() const;
   std::optional<hw::HostSpec> host;  // enables the offload estimate
   WeightFormat quant;
   KvType kv_k;
@@ -102,6 +106,10 @@ struct FitReport {
   bool fits_without_context = false;       // by the deciding rule at 1 token of KV
   double bytes_per_token = 0;              // read per decoded token: active weights + KV
   double decode_efficiency = 0;
+  // The cards' memory bandwidth as one token's pass sees it, bytes/s: each card reads its own
+  // layers' share (cards), so several cards in a pipeline pace at the layer-weighted harmonic
+  // mean of their bandwidths; one card's (or identical cards') own bandwidth.
+  double pace_bandwidth = 0;
   double gpu_decode_tok_s = 0;             // as if everything were resident
   double resident_fraction = 1.0;
   double host_bytes = 0;                   // offloaded (with a host, when it does not fit): the bytes left to host RAM
