@@ -33,23 +33,28 @@ namespace fs = std::filesystem;
 using config::Node;
 
 const char* kHelp = R"(usage: vramsim compare FILE [options]
-       vramsim compare --model M [--model M2 ...] --option CARDS[=PRICE] --option ... --host H [options]
+       vramsim compare --model M [--model M2 ...] --option CARDS[=PRICE[/h]][@HOST] --option ... --host H [options]
 
 Compares hardware options for the models a buyer cares about: each option (one card, N identical
-cards, an Apple part) runs each model with the flags `vramsim plan` finds best for it, and the
+cards, a mixed machine, an Apple part, a rented cloud card) runs each model with the flags `vramsim plan` finds best for it, and the
 answer comes first, in words derived from the results, with the tool's measured error on those
 cards (the public corpus's prediction rows). FILE: a compare file (configs/compare/NAME.yaml, or
 a path; docs/compare.md) with name, question, models, host, engine, context, users, currency and
-options [{gpus, name, price, host}].
+energy_price and options [{gpus, name, price | price_per_hour, host}].
 
   --model M          a catalogue model (repeatable)
-  --option CARDS     a card or a comma list of identical cards (rtx-3090,rtx-3090), optionally
-                     =PRICE (rtx-5090=1999); repeatable, at least two
+  --option CARDS     a card or a comma list of cards, device 0 first (rtx-3090,rtx-3090 or a
+                     mixed rtx-3090,rtx-5090), optionally =PRICE (bought: rtx-5090=1999) or
+                     =PRICE/h (rented: h100-sxm=2.49/h) and @HOST, the option's own host (a
+                     rented card needs one: h100-sxm=2.49/h@epyc-9554-ddr5); repeatable, at
+                     least two
   --host H           the host of the discrete cards (an Apple part is its own host)
   --engine E         llama.cpp (default) | vllm
   --users N          also the aggregate throughput of N closed-loop clients (default 1: none)
   --context N        context window in tokens (default 4096)
   --currency C       the prices' unit (default USD)
+  --energy-price P   what a kWh costs the owner (in the currency): each bought option's
+                     electricity per million tokens, and a rented option's break-even
   --report DIR       also write DIR/compare.md and DIR/compare.html
   --no-error-bars    skip the validation run that gives each card's measured error (~10 s)
   --json             print one JSON object (docs/json-schema.md)
@@ -74,7 +79,9 @@ CompareSpec spec_from_flags(const Args& args, const config::Catalogue& catalogue
   };
   for (std::size_t i = 0; i < models.size(); ++i) y << (i ? ", " : "") << quoted(model_text(models[i]));
   y << "]\noptions:\n";
-  for (const auto& o : args.all("--option")) {
+  for (const auto& whole : args.all("--option")) {
+    const auto at_host = whole.find('@');
+    const std::string o = whole.substr(0, at_host);
     const auto eq = o.find('=');
     const std::string cards = o.substr(0, eq);
     y << "  - gpus: [";
@@ -86,7 +93,14 @@ CompareSpec spec_from_flags(const Args& args, const config::Catalogue& catalogue
       at = comma + 1;
     }
     y << "]\n";
-    if (eq != std::string::npos) y << "    price: " << quoted(o.substr(eq + 1)) << "\n";
+    if (eq != std::string::npos) {
+      const std::string price = o.substr(eq + 1);
+      if (price.ends_with("/h"))
+        y << "    price_per_hour: " << quoted(price.substr(0, price.size() - 2)) << "\n";
+      else
+        y << "    price: " << quoted(price) << "\n";
+    }
+    if (at_host != std::string::npos) y << "    host: " << quoted(whole.substr(at_host + 1)) << "\n";
   }
   if (args.all("--option").empty()) y << "  []\n";
   if (auto h = args.get("--host")) y << "host: " << quoted(*h) << "\n";
@@ -94,6 +108,7 @@ CompareSpec spec_from_flags(const Args& args, const config::Catalogue& catalogue
   if (auto c = args.get("--currency")) y << "currency: " << quoted(*c) << "\n";
   if (auto c = args.get("--context")) y << "context: " << quoted(*c) << "\n";
   if (auto u = args.get("--users")) y << "users: " << quoted(*u) << "\n";
+  if (auto e = args.get("--energy-price")) y << "energy_price: " << quoted(*e) << "\n";
   auto tree = config::parse_yaml(y.str(), "the command line");
   if (!tree) throw config::ConfigError(tree.error());
   return decode_compare_spec(*tree, catalogue);
@@ -127,9 +142,8 @@ std::string reason(const std::string& err) {
 // One `vramsim plan` of an option and a model: its best configuration.
 CompareCell plan_cell(const CompareSpec& spec, const CompareOption& o, const std::string& model, const std::string& configs) {
   auto argv = [&](bool users) {
-    std::vector<std::string> a = {proc::self_executable(), "plan", "--model", model, "--gpu", o.gpu, "--engine", spec.engine,
+    std::vector<std::string> a = {proc::self_executable(), "plan", "--model", model, "--gpu", o.gpu_flag(), "--engine", spec.engine,
                                   "--context", std::to_string(spec.context), "--top", "1", "-j", "1", "--json", "--configs", configs};
-    if (o.count > 1) a.insert(a.end(), {"--gpus", std::to_string(o.count)});
     if (o.host) a.insert(a.end(), {"--host", *o.host});
     if (users) a.insert(a.end(), {"--clients", std::to_string(spec.users), "--goal", "throughput"});
     return a;
@@ -196,8 +210,7 @@ CardErrors card_errors(const std::string& configs) {
 }
 
 void attach_errors(CompareCell& c, const CompareOption& o, const CardErrors& errors) {
-  const std::string label = o.count > 1 ? std::to_string(o.count) + "x " + o.gpu : o.gpu;
-  const auto it = errors.find(label);
+  const auto it = errors.find(o.label());
   if (it == errors.end()) return;
   auto take = [&](const char* kind, std::optional<double>& e, std::size_t& n) {
     if (auto k = it->second.find(kind); k != it->second.end()) {
@@ -205,8 +218,9 @@ void attach_errors(CompareCell& c, const CompareOption& o, const CardErrors& err
       n = k->second.second;
     }
   };
-  take(o.count > 1 ? "multi-card" : "decode", c.decode_error, c.decode_rows);  // several cards: their rows, every kind
-  if (o.count == 1) take("prefill", c.prefill_error, c.prefill_rows);
+  const bool several = o.gpus.size() > 1;
+  take(several ? "multi-card" : "decode", c.decode_error, c.decode_rows);  // several cards: their rows, every kind
+  if (!several) take("prefill", c.prefill_error, c.prefill_rows);
 }
 
 std::string fixed(double v, int d) {
@@ -215,26 +229,47 @@ std::string fixed(double v, int d) {
   return b;
 }
 
+// What the cost column means, when the table has one (table()).
+std::string cost_note(const CompareSpec& spec) {
+  const bool rented = std::any_of(spec.options.begin(), spec.options.end(), [](const CompareOption& o) { return o.price_per_hour.has_value(); });
+  if (!rented && !spec.energy_price) return "";
+  return " The cost of a million tokens is, rented (rent), the hourly price over an hour's tokens" +
+         std::string(spec.users > 1 ? " at the aggregate of the users" : "") +
+         "; bought (power), the electricity alone" +
+         (spec.energy_price ? " at " + fixed(*spec.energy_price, 2) + " " + spec.currency + " a kWh" : std::string()) +
+         ", the purchase on top.";
+}
+
 // The table of one model: a header and rows of cells (text), shared by the terminal, Markdown and HTML.
 std::vector<std::vector<std::string>> table(const CompareSpec& spec, const std::vector<CompareCell>& cells) {
   std::vector<std::vector<std::string>> t;
   std::vector<std::string> head = {"option", "price", "decode tok/s", "prefill tok/s", "TTFT s"};
   if (spec.users > 1) head.push_back(std::to_string(spec.users) + " users tok/s");
-  head.insert(head.end(), {"J/token", "decode per 1k " + spec.currency, "max context", "decode error (rows)", "placement", "flags"});
+  head.insert(head.end(), {"J/token", "decode per 1k " + spec.currency});
+  // A cost column where any option has one to go by (token_cost).
+  const bool costs = spec.energy_price || std::any_of(spec.options.begin(), spec.options.end(),
+                                                      [](const CompareOption& o) { return o.price_per_hour.has_value(); });
+  if (costs) head.push_back(spec.currency + " per 1M tokens");
+  head.insert(head.end(), {"max context", "decode error (rows)", "placement", "flags"});
   t.push_back(head);
   for (std::size_t o = 0; o < cells.size(); ++o) {
     const auto& c = cells[o];
     const auto& op = spec.options[o];
-    std::vector<std::string> row = {op.name, op.price ? fixed(*op.price, 0) : "-"};
+    std::vector<std::string> row = {op.name, op.price ? fixed(*op.price, 0) : op.price_per_hour ? fixed(*op.price_per_hour, 2) + "/h" : "-"};
     if (!c.ran) {
       row.insert(row.end(), {"-", "-", "-"});
       if (spec.users > 1) row.push_back("-");
+      if (costs) row.push_back("-");
       row.insert(row.end(), {"-", "-", "-", "-", "does not run: " + c.why_not, "-"});
     } else {
       row.insert(row.end(), {fixed(c.decode_tok_s, 1), fixed(c.prefill_tok_s, 0), fixed(c.ttft_s, 3)});
       if (spec.users > 1) row.push_back(c.users_tok_s ? fixed(*c.users_tok_s, 0) : "-");
       row.push_back(c.j_per_token ? fixed(*c.j_per_token, 2) + (c.j_with_host ? "" : " (GPU)") : "-");
       row.push_back(op.price ? fixed(c.decode_tok_s / *op.price * 1000, 1) : "-");
+      if (costs) {
+        const auto cost = token_cost(spec, op, c);
+        row.push_back(!cost ? "-" : fixed(cost->per_million, cost->per_million >= 10 ? 1 : 3) + (cost->rented ? " (rent)" : " (power)"));
+      }
       row.push_back(std::to_string(c.max_context));
       row.push_back(!spec.error_bars ? "-" : c.decode_error ? fixed(100 * *c.decode_error, 0) + "% (" + std::to_string(c.decode_rows) + ")" : "no rows");
       row.push_back(c.quant + ", " + c.placement);
@@ -269,7 +304,8 @@ std::string markdown(const CompareSpec& spec, const CompareResults& results, con
   m << "Each option runs " << spec.engine << " with the flags `vramsim plan` found best for it (context " << spec.context
     << "). The error column is the median |predicted / measured - 1| of the public corpus's prediction rows on that card "
        "(docs/validation.md). J/token is the machine's (the GPU boards and the host's CPU packages; an Apple part's "
-       "whole-machine figures), or the GPU boards' alone where marked (GPU).\n";
+       "whole-machine figures), or the GPU boards' alone where marked (GPU)."
+    << cost_note(spec) << "\n";
   return m.str();
 }
 
@@ -298,7 +334,7 @@ std::string html(const CompareSpec& spec, const CompareResults& results, const s
   }
   h << "<p>Each option runs " << html_escape(spec.engine) << " with the flags <code>vramsim plan</code> found best for it (context "
     << spec.context << "). The error column is the median |predicted / measured - 1| of the public corpus's prediction rows on "
-       "that card (docs/validation.md).</p>\n</body></html>\n";
+       "that card (docs/validation.md)." << html_escape(cost_note(spec)) << "</p>\n</body></html>\n";
   return h.str();
 }
 
@@ -306,6 +342,7 @@ void write_json(const CompareSpec& spec, const CompareResults& results, const st
   json::Writer j;
   j.begin_object().field("name", spec.name).field("question", spec.question).field("engine", spec.engine)
       .field("context", spec.context).field("users", spec.users).field("currency", spec.currency);
+  j.key("energy_price").value(spec.energy_price);
   j.key("answer").begin_array();
   for (const auto& p : answer) j.value(p);
   j.end_array();
@@ -316,9 +353,13 @@ void write_json(const CompareSpec& spec, const CompareResults& results, const st
     for (std::size_t o = 0; o < spec.options.size(); ++o) {
       const auto& op = spec.options[o];
       const auto& c = results[i][o];
-      j.begin_object().field("name", op.name).field("gpu", op.gpu).field("count", op.count);
+      j.begin_object().field("name", op.name).field("gpu", op.label()).field("count", static_cast<std::int64_t>(op.gpus.size()));
+      j.key("gpus").begin_array();
+      for (const auto& g : op.gpus) j.value(g);
+      j.end_array();
       j.key("host").value(op.host);
       j.key("price").value(op.price);
+      j.key("price_per_hour").value(op.price_per_hour);
       j.field("ran", c.ran);
       if (!c.ran) {
         j.field("why_not", c.why_not).end_object();
@@ -330,6 +371,9 @@ void write_json(const CompareSpec& spec, const CompareResults& results, const st
       j.key("j_per_token").value(c.j_per_token);
       j.field("j_per_token_machine", c.j_with_host);
       j.key("users_tok_s").value(c.users_tok_s);
+      const auto cost = token_cost(spec, op, c);
+      j.key("cost_per_million_tokens").value(cost ? std::optional<double>(cost->per_million) : std::nullopt);
+      j.key("cost_basis").value(cost ? std::optional<std::string>(cost->rented ? "rent" : "electricity") : std::nullopt);
       j.field("max_context", c.max_context);
       j.key("decode_error").value(c.decode_error);
       j.field("decode_error_rows", static_cast<std::int64_t>(c.decode_rows));
@@ -347,7 +391,7 @@ void write_json(const CompareSpec& spec, const CompareResults& results, const st
 int compare_command(const std::vector<std::string>& argv) {
   proc::forward_termination_signals();
   OptionSpec opts;
-  opts.with_value = {"--host", "--engine", "--users", "--context", "--currency", "--report", "-j", "--jobs", "--configs"};
+  opts.with_value = {"--host", "--engine", "--users", "--context", "--currency", "--energy-price", "--report", "-j", "--jobs", "--configs"};
   opts.repeated = {"--model", "--option"};
   opts.flags = {"--json", "--help", "--no-error-bars"};
   Args args(argv, opts);

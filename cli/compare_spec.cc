@@ -8,6 +8,7 @@
 #include "core/config_reader.h"
 #include "workloads/gguf_model.h"
 #include "hw/gpu.h"
+#include "reports/validation.h"
 
 namespace vramsim::cli {
 namespace {
@@ -55,35 +56,62 @@ hw::GpuSpec card_spec(const config::Catalogue& catalogue, const Node& at, const 
 }
 
 CompareOption decode_option(const Node& node, const std::string& key_path, const config::Catalogue& catalogue) {
-  if (!node.is_map()) config::fail(node, key_path, "expected a mapping: {gpus: [CARD, ...], name: ..., price: ..., host: ...}");
+  if (!node.is_map())
+    config::fail(node, key_path, "expected a mapping: {gpus: [CARD, ...], name: ..., price: ... | price_per_hour: ..., host: ...}");
   MapReader r(node, key_path);
   CompareOption o;
   const Node& gpus = r.any("gpus");
-  std::vector<std::string> cards;
   if (gpus.is_scalar()) {
-    cards.push_back(catalogue_name(gpus, key_path + ".gpus", catalogue, "gpus", "GPU"));
+    o.gpus.push_back(catalogue_name(gpus, key_path + ".gpus", catalogue, "gpus", "GPU"));
   } else if (gpus.is_sequence() && !gpus.items().empty()) {
     for (std::size_t i = 0; i < gpus.items().size(); ++i)
-      cards.push_back(catalogue_name(gpus.items()[i], key_path + ".gpus[" + std::to_string(i) + "]", catalogue, "gpus", "GPU"));
+      o.gpus.push_back(catalogue_name(gpus.items()[i], key_path + ".gpus[" + std::to_string(i) + "]", catalogue, "gpus", "GPU"));
   } else {
     config::fail(gpus, key_path + ".gpus", "expected a card or a list of cards");
   }
-  if (std::any_of(cards.begin(), cards.end(), [&](const std::string& c) { return c != cards.front(); }))
-    config::fail(gpus, key_path + ".gpus", "a mixed list of cards is not compared yet: `plan` searches identical cards "
-                                           "(a scenario file with hardware.cards runs a mixed machine: vramsim run)");
-  o.gpu = cards.front();
-  o.count = static_cast<int>(cards.size());
-  const hw::GpuSpec spec = card_spec(catalogue, gpus, o.gpu, key_path + ".gpus");
-  if (spec.unified() && o.count > 1) config::fail(gpus, key_path + ".gpus", o.gpu + " is a unified-memory part: one of it");
-  o.name = r.optional_string("name").value_or((o.count > 1 ? std::to_string(o.count) + "x " : "") + spec.display_name);
+  std::string display;  // "2x RTX 3090", "RTX 3090 + RTX 5090"
+  for (const auto& card : o.gpus) {
+    const hw::GpuSpec spec = card_spec(catalogue, gpus, card, key_path + ".gpus");
+    if (spec.unified() && o.gpus.size() > 1)
+      config::fail(gpus, key_path + ".gpus", card + " is a unified-memory part: it cannot be combined with other cards");
+    display += (display.empty() ? "" : " + ") + spec.display_name;
+  }
+  const hw::GpuSpec first = card_spec(catalogue, gpus, o.gpus.front(), key_path + ".gpus");
+  if (o.identical()) display = (o.gpus.size() > 1 ? std::to_string(o.gpus.size()) + "x " : "") + first.display_name;
+  o.name = r.optional_string("name").value_or(display);
   if (const Node* h = r.optional_any("host")) {
-    if (spec.unified())
-      r.fail_at("host", o.gpu + " is a unified-memory part: its host is its own CPU (" + spec.soc_host + "); leave host out");
+    if (first.unified())
+      r.fail_at("host", o.gpus.front() + " is a unified-memory part: its host is its own CPU (" + first.soc_host + "); leave host out");
     o.host = catalogue_name(*h, key_path + ".host", catalogue, "hosts", "host");
   }
   o.price = r.optional_number("price");
+  o.price_per_hour = r.optional_number("price_per_hour");
+  if (o.price && o.price_per_hour)
+    r.fail_at("price_per_hour", "an option is bought (price) or rented (price_per_hour), not both");
+  if (o.price_per_hour && !o.host && !first.unified())
+    r.fail_at("price_per_hour", "a rented card runs in the provider's server: give this option's own host (e.g. epyc-9554-ddr5; "
+                                "`vramsim list hosts`), not the file's");
   r.finish();
   return o;
+}
+
+// Generated tokens per second that a cost is spread over: the aggregate of spec.users clients
+// when > 1, else one request's decode.
+double serving_rate(const CompareSpec& spec, const CompareCell& c) { return spec.users > 1 ? c.users_tok_s.value_or(0) : c.decode_tok_s; }
+
+// A count as words: "340 million", "1.2 billion".
+std::string count_words(double n) {
+  if (n >= 1e9) return speed(n / 1e9) + " billion";
+  if (n >= 1e6) return speed(n / 1e6) + " million";
+  return fixed(n, 0);
+}
+
+// A sum of money: two decimals below 10, one below 100, none from 100.
+std::string money(double v) { return v >= 100 ? fixed(v, 0) : v >= 10 ? fixed(v, 1) : fixed(v, 2); }
+
+std::string hours_words(double h) {
+  if (h >= 48) return fixed(h / 24, h >= 240 ? 0 : 1) + " days";
+  return fixed(h, h >= 10 ? 0 : 1) + " hours";
 }
 
 }  // namespace
@@ -113,23 +141,106 @@ CompareSpec decode_compare_spec(const Node& root, const config::Catalogue& catal
   s.currency = r.optional_string("currency").value_or("USD");
   s.context = r.optional_integer("context", 1024, std::int64_t{1} << 22).value_or(4096);
   s.users = static_cast<int>(r.optional_integer("users", 1, 4096).value_or(1));
+  s.energy_price = r.optional_number("energy_price");
+  if (s.energy_price && *s.energy_price > 100)
+    r.fail_at("energy_price", "expected the price of one kWh in " + s.currency + " (at most 100), got " + fixed(*s.energy_price, 2));
   const Node& options = r.any("options");
   if (!options.is_sequence() || options.items().size() < 2)
     config::fail(options, "options", "expected a list of at least two options to compare");
   for (std::size_t i = 0; i < options.items().size(); ++i) {
     const std::string path = "options[" + std::to_string(i) + "]";
     CompareOption o = decode_option(options.items()[i], path, catalogue);
-    const hw::GpuSpec spec = card_spec(catalogue, options.items()[i], o.gpu, path + ".gpus");
+    const std::string& card = o.gpus.front();
+    const hw::GpuSpec spec = card_spec(catalogue, options.items()[i], card, path + ".gpus");
     if (!spec.unified() && !o.host && !s.host)
-      config::fail(options.items()[i], path + ".host", o.gpu + " is a discrete card: give its host (or a top-level host)");
+      config::fail(options.items()[i], path + ".host", card + " is a discrete card: give its host (or a top-level host)");
     if (!spec.unified() && !o.host) o.host = s.host;
     if (s.engine == "vllm" && spec.unified())
-      config::fail(options.items()[i], path + ".gpus", o.gpu + " is a unified-memory part: vLLM does not run on it (engine: llama.cpp)");
+      config::fail(options.items()[i], path + ".gpus", card + " is a unified-memory part: vLLM does not run on it (engine: llama.cpp)");
+    if (s.engine == "vllm" && !o.identical())
+      config::fail(options.items()[i], path + ".gpus", "vLLM's tensor parallelism needs identical cards; a mixed list runs "
+                                                     "llama.cpp (engine: llama.cpp)");
     s.options.push_back(std::move(o));
   }
   r.finish();
   return s;
 }
+
+std::string CompareOption::gpu_flag() const {
+  std::string flag;
+  for (const auto& g : gpus) flag += (flag.empty() ? "" : ",") + g;
+  return flag;
+}
+std::string CompareOption::label() const { return reports::cards_label(gpus); }
+bool CompareOption::identical() const {
+  return std::all_of(gpus.begin(), gpus.end(), [&](const std::string& g) { return g == gpus.front(); });
+}
+
+std::optional<TokenCost> token_cost(const CompareSpec& spec, const CompareOption& o, const CompareCell& c) {
+  if (!c.ran) return std::nullopt;
+  if (o.price_per_hour) {
+    const double rate = spec.users > 1 ? c.users_tok_s.value_or(0) : c.decode_tok_s;  // tokens per second
+    if (rate <= 0) return std::nullopt;
+    return TokenCost{*o.price_per_hour / (rate * 3600.0) * 1e6, true};
+  }
+  if (spec.energy_price && c.j_per_token) return TokenCost{*c.j_per_token * 1e6 / 3.6e6 * *spec.energy_price, false};
+  return std::nullopt;
+}
+
+std::optional<double> break_even_tokens(const CompareSpec& spec, const CompareOption& o, const CompareCell& c,
+                                        double rented_per_million) {
+  if (!o.price || !c.ran) return std::nullopt;
+  const auto own = token_cost(spec, o, c);
+  const double own_per_token = own ? own->per_million / 1e6 : 0.0;
+  const double saved_per_token = rented_per_million / 1e6 - own_per_token;
+  if (saved_per_token <= 0) return std::nullopt;
+  return *o.price / saved_per_token;
+}
+
+namespace {
+// What a million tokens cost (token_cost), in words: the cheapest rented option and, when a
+// bought one pays back against it, the one that does soonest and after how much work; else the
+// cheapest electricity among the bought ones. "" when no option has a cost.
+std::string cost_sentences(const CompareSpec& spec, const CompareResults::value_type& cells, const std::vector<std::size_t>& ran) {
+  std::string p;
+  const std::string users = spec.users > 1 ? " for " + std::to_string(spec.users) + " users" : "";
+  std::optional<std::size_t> rent, power;
+  std::optional<TokenCost> rent_cost, power_cost;
+  for (std::size_t o : ran) {
+    const auto t = token_cost(spec, spec.options[o], cells[o]);
+    if (!t) continue;
+    std::optional<std::size_t>& best = t->rented ? rent : power;
+    std::optional<TokenCost>& cost = t->rented ? rent_cost : power_cost;
+    if (!cost || t->per_million < cost->per_million) {
+      best = o;
+      cost = t;
+    }
+  }
+  if (power)
+    p += " At " + money(*spec.energy_price) + " " + spec.currency + " a kWh, the " + spec.options[*power].name +
+         "'s electricity is the cheapest of the bought options: " + money(power_cost->per_million) + " " + spec.currency +
+         " per million tokens" + users + ".";
+  if (!rent) return p;
+  const CompareOption& r = spec.options[*rent];
+  p += " Rented, the " + r.name + " costs the least: " + money(rent_cost->per_million) + " " + spec.currency + " per million tokens (" +
+       money(*r.price_per_hour) + " " + spec.currency + " an hour at " + speed(serving_rate(spec, cells[*rent])) + " tok/s" + users + ").";
+  std::optional<std::size_t> soonest;
+  double tokens = 0;
+  for (std::size_t o : ran)
+    if (auto t = break_even_tokens(spec, spec.options[o], cells[o], rent_cost->per_million); t && (!soonest || *t < tokens)) {
+      soonest = o;
+      tokens = *t;
+    }
+  if (soonest) {
+    const CompareCell& c = cells[*soonest];
+    p += " Bought, the " + spec.options[*soonest].name + " (" + money(*spec.options[*soonest].price) + " " + spec.currency +
+         ") costs less than that after " + count_words(tokens) + " tokens, " + hours_words(tokens / serving_rate(spec, c) / 3600) +
+         " of generating at " + speed(serving_rate(spec, c)) + " tok/s" +
+         (spec.energy_price ? " (its electricity counted)." : " (its electricity not counted: give energy_price).");
+  }
+  return p;
+}
+}  // namespace
 
 std::vector<std::string> compare_conclusion(const CompareSpec& spec, const CompareResults& results) {
   std::vector<std::string> out;
@@ -197,6 +308,7 @@ std::vector<std::string> compare_conclusion(const CompareSpec& spec, const Compa
     if (value && std::count_if(ran.begin(), ran.end(), [&](std::size_t o) { return spec.options[o].price.has_value(); }) > 1)
       p += " Per " + spec.currency + " spent, the " + spec.options[*value].name + " gives the most decode: " + fixed(per_price(*value), 1) +
            " tok/s per 1,000 " + spec.currency + ".";
+    p += cost_sentences(spec, cells, ran);
     // How far the tool has been off on these cards (the public corpus's prediction rows).
     std::string bars, none;
     for (std::size_t o : ran) {

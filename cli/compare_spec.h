@@ -13,11 +13,18 @@
 namespace vramsim::cli {
 
 struct CompareOption {
-  std::string name;             // as printed: "2x RTX 3090" by default (the cards' display names)
-  std::string gpu;              // catalogue card, `count` of them (plan searches identical cards)
-  int count = 1;
+  std::string name;               // as printed: "2x RTX 3090", "RTX 3090 + RTX 5090" by default (the cards' display names)
+  std::vector<std::string> gpus;  // catalogue cards, device 0 first: one, N identical, or a mixed machine
   std::optional<std::string> host;  // the host of a discrete card (else the spec's); none on an Apple part
-  std::optional<double> price;      // in the spec's currency; what the option costs (added, or whole)
+  // Bought: what the option costs (added, or whole), in the spec's currency. Rented (a cloud
+  // instance): its price per hour, power and host included. At most one of the two.
+  std::optional<double> price;
+  std::optional<double> price_per_hour;
+  // The cards as `plan --gpu` takes them ("rtx-3090,rtx-5090") and as the validation tables
+  // label them ("2x rtx-3090", "rtx-3090 + rtx-5090": reports::cards_label).
+  std::string gpu_flag() const;
+  std::string label() const;
+  bool identical() const;  // one card, or several of one
 };
 
 struct CompareSpec {
@@ -31,11 +38,15 @@ struct CompareSpec {
   std::string currency = "USD";
   std::int64_t context = 4096;
   int users = 1;                    // > 1: also the aggregate throughput of that many closed-loop clients
+  // What a kWh of electricity costs the owner of a bought option, in `currency` (none: not
+  // given); the energy cost per generated token is its J/token at that price.
+  std::optional<double> energy_price;
   bool error_bars = true;           // the cards' measured errors were looked up (compare --no-error-bars: not)
 };
 
 // Decodes a compare file. Throws config::ConfigError at the key (an unknown card, model or host
-// with the nearest names; a mixed card list; a discrete card without a host; a price <= 0).
+// with the nearest names; an Apple part in a list; a discrete card without a host; a rented
+// option without its own host; a price <= 0, or both price and price_per_hour).
 CompareSpec decode_compare_spec(const config::Node& root, const config::Catalogue& catalogue);
 
 // What the best configuration `plan` found for one option and model gave (no value: none ran).
@@ -57,6 +68,21 @@ struct CompareCell {
   std::optional<double> decode_error, prefill_error;
   std::size_t decode_rows = 0, prefill_rows = 0;
 };
+
+// What a million generated tokens cost on an option, in the spec's currency (none: no price to
+// go by, or it did not run). Rented: its hourly price over an hour's tokens, at the aggregate of
+// spec.users clients when > 1, else at one request's decode. Bought: its electricity alone, the
+// machine's J/token at spec.energy_price (the purchase comes on top: break_even_tokens).
+struct TokenCost {
+  double per_million = 0;
+  bool rented = false;
+};
+std::optional<TokenCost> token_cost(const CompareSpec& spec, const CompareOption& option, const CompareCell& cell);
+// How many generated tokens a bought option must make before its price (and its electricity,
+// where priced) comes to less than renting at `rented_per_million` a million; none when it never
+// does (its own cost per token is not below the rent) or it has no price.
+std::optional<double> break_even_tokens(const CompareSpec& spec, const CompareOption& option, const CompareCell& cell,
+                                        double rented_per_million);
 
 // cells[model][option], in the spec's order.
 using CompareResults = std::vector<std::vector<CompareCell>>;

@@ -54,8 +54,9 @@ CompareCell cell(double decode, double prefill, const std::string& quant = "Q4_K
 TEST_CASE("compare: a compare file's options, names and defaults", "[compare]") {
   const CompareSpec s = spec_of(kHead + "options:\n  - { gpus: [rtx-3090, rtx-3090], price: 700 }\n  - { gpus: m4-max-128gb }\n");
   REQUIRE(s.options.size() == 2);
-  CHECK(s.options[0].gpu == "rtx-3090");
-  CHECK(s.options[0].count == 2);
+  CHECK(s.options[0].gpus == std::vector<std::string>{"rtx-3090", "rtx-3090"});
+  CHECK(s.options[0].label() == "2x rtx-3090");  // as the validation tables label the rows
+  CHECK(s.options[0].gpu_flag() == "rtx-3090,rtx-3090");
   CHECK(s.options[0].name == "2x NVIDIA GeForce RTX 3090");  // from the cards' display names
   CHECK(s.options[0].host == std::optional<std::string>("ddr4-dual-channel"));
   CHECK(s.options[0].price == std::optional<double>(700));
@@ -63,10 +64,35 @@ TEST_CASE("compare: a compare file's options, names and defaults", "[compare]") 
   CHECK(s.context == 4096);
   CHECK(s.users == 1);
   CHECK(s.engine == "llama.cpp");
+  CHECK_FALSE(s.energy_price);
+}
+
+TEST_CASE("compare: a mixed machine and a rented card are options", "[compare]") {
+  const CompareSpec s = spec_of(kHead + "energy_price: 0.30\noptions:\n  - { gpus: [rtx-3090, rtx-5090], price: 1999 }\n"
+                                        "  - { gpus: h100-sxm, price_per_hour: 2.49, host: epyc-9554-ddr5 }\n");
+  REQUIRE(s.options.size() == 2);
+  CHECK(s.options[0].name == "NVIDIA GeForce RTX 3090 + NVIDIA GeForce RTX 5090");
+  CHECK(s.options[0].label() == "rtx-3090 + rtx-5090");
+  CHECK(s.options[0].gpu_flag() == "rtx-3090,rtx-5090");  // what plan --gpu gets: device 0 first
+  CHECK_FALSE(s.options[0].identical());
+  CHECK(s.options[1].price_per_hour == std::optional<double>(2.49));
+  CHECK_FALSE(s.options[1].price);
+  CHECK(s.options[1].host == std::optional<std::string>("epyc-9554-ddr5"));
+  CHECK(s.energy_price == std::optional<double>(0.30));
 }
 
 TEST_CASE("compare: a bad compare file is refused at its key", "[compare][errors]") {
-  refused(kHead + "options:\n  - { gpus: [rtx-3090, rtx-5090] }\n  - { gpus: rtx-4090 }\n", "a mixed list of cards is not compared yet");
+  refused(kHead + "options:\n  - { gpus: [rtx-3090, m4-max-128gb] }\n  - { gpus: rtx-4090 }\n",
+          "m4-max-128gb is a unified-memory part: it cannot be combined with other cards");
+  refused(kHead + "options:\n  - { gpus: h100-sxm, price_per_hour: 2.49 }\n  - { gpus: rtx-4090 }\n",
+          "a rented card runs in the provider's server: give this option's own host");
+  refused(kHead + "options:\n  - { gpus: h100-sxm, price: 20000, price_per_hour: 2.49, host: epyc-9554-ddr5 }\n  - { gpus: rtx-4090 }\n",
+          "bought (price) or rented (price_per_hour), not both");
+  refused(kHead + "options:\n  - { gpus: h100-sxm, price_per_hour: 0, host: epyc-9554-ddr5 }\n  - { gpus: rtx-4090 }\n",
+          "options[0].price_per_hour");
+  refused(kHead + "energy_price: 300\noptions:\n  - { gpus: rtx-3090 }\n  - { gpus: rtx-4090 }\n", "the price of one kWh");
+  refused(kHead + "engine: vllm\noptions:\n  - { gpus: [h100-sxm, a100-80gb] }\n  - { gpus: h100-sxm }\n",
+          "vLLM's tensor parallelism needs identical cards");
   refused(kHead + "options:\n  - { gpus: rtx-3091 }\n  - { gpus: rtx-4090 }\n", "no GPU \"rtx-3091\" in the catalogue (did you mean rtx-3090");
   refused(kHead + "options:\n  - { gpus: rtx-3090 }\n", "at least two options");
   refused(kHead + "options:\n  - { gpus: rtx-3090, price: -5 }\n  - { gpus: rtx-4090 }\n", "options[0].price");
@@ -125,6 +151,39 @@ TEST_CASE("compare: the answer is derived from the results", "[compare]") {
   CHECK_THAT(compare_conclusion(s, r)[0], !Catch::Contains("measured row"));
 }
 
+TEST_CASE("compare: what a million tokens cost, rented or in electricity, and the break-even", "[compare]") {
+  CompareSpec s = spec_of(kHead + "energy_price: 0.30\noptions:\n  - { name: Own, gpus: rtx-5090, price: 2000 }\n"
+                                  "  - { name: Cloud, gpus: h100-sxm, price_per_hour: 3.6, host: epyc-9554-ddr5 }\n");
+  CompareResults r(1);
+  r[0] = {cell(100, 4000), cell(200, 9000)};
+  r[0][0].j_per_token = 3.6;  // 3.6 J a token: 1 kWh per million tokens
+  r[0][0].j_with_host = true;
+  // Rented: 3.6 an hour over 200 tok/s x 3600 s = 720,000 tokens -> 5.00 a million.
+  const auto rent = vramsim::cli::token_cost(s, s.options[1], r[0][1]);
+  REQUIRE(rent);
+  CHECK(rent->rented);
+  CHECK(rent->per_million == Approx(5.0));
+  // Bought: its electricity alone, 1 kWh x 0.30 a million.
+  const auto own = vramsim::cli::token_cost(s, s.options[0], r[0][0]);
+  REQUIRE(own);
+  CHECK_FALSE(own->rented);
+  CHECK(own->per_million == Approx(0.30));
+  // 2000 / (5.00 - 0.30 per million) = 425.5 million tokens.
+  const auto tokens = vramsim::cli::break_even_tokens(s, s.options[0], r[0][0], rent->per_million);
+  REQUIRE(tokens);
+  CHECK(*tokens == Approx(2000 / (4.70 / 1e6)));
+  CHECK_FALSE(vramsim::cli::break_even_tokens(s, s.options[0], r[0][0], 0.2));  // never: its power alone costs more
+  const std::string text = compare_conclusion(s, r)[0];
+  CHECK_THAT(text, Catch::Contains("At 0.30 USD a kWh, the Own's electricity is the cheapest of the bought options: 0.30 USD per million tokens."));
+  CHECK_THAT(text, Catch::Contains("Rented, the Cloud costs the least: 5.00 USD per million tokens (3.60 USD an hour at 200 tok/s)."));
+  // 425.5 million tokens at 100 tok/s: 4.26 million s = 49 days (whole days from 10 up).
+  CHECK_THAT(text, Catch::Contains("Bought, the Own (2000 USD) costs less than that after 426 million tokens, 49 days of generating at "
+                                   "100 tok/s (its electricity counted)."));
+  s.energy_price.reset();  // no electricity price: the bought option's cost is its price alone
+  CHECK_FALSE(vramsim::cli::token_cost(s, s.options[0], r[0][0]));
+  CHECK_THAT(compare_conclusion(s, r)[0], Catch::Contains("(its electricity not counted: give energy_price)"));
+}
+
 TEST_CASE("compare: options from flags, every option planned, the answer in JSON and a report", "[compare][cli]") {
   const std::string out = run_ok("compare --model qwen3-30b-a3b --option rtx-3090 --option rtx-5090=1999 --host ddr4-dual-channel "
                                  "--no-error-bars --json --report compare-report");
@@ -137,9 +196,16 @@ TEST_CASE("compare: options from flags, every option planned, the answer in JSON
   CHECK_THAT(html, Catch::Contains("decodes fastest"));
   CHECK_THAT(vramsim::test::read_file("compare-report/compare.md"), Catch::Contains("## qwen3-30b-a3b"));
 
-  auto r = run_vramsim("compare --model qwen3-30b-a3b --option rtx-3090,rtx-4090 --option rtx-5090 --host ddr4-dual-channel");
+  // A mixed machine and a rented card, from flags: each planned (the mixed one's cards alone too).
+  const std::string mixed = run_ok("compare --model qwen3-30b-a3b --option rtx-3090,rtx-5090=1999 --option h100-sxm=2.49/h@epyc-9554-ddr5 "
+                                   "--host ddr4-dual-channel --energy-price 0.3 --no-error-bars --json");
+  CHECK_THAT(mixed, Catch::Contains("\"gpu\": \"rtx-3090 + rtx-5090\""));
+  CHECK_THAT(mixed, Catch::Contains("-sm none -mg 1 "));  // the model fits the RTX 5090 alone: plan's best there
+  CHECK_THAT(mixed, Catch::Contains("\"cost_basis\": \"rent\""));
+  CHECK_THAT(mixed, Catch::Contains("Rented, the NVIDIA H100 SXM5 80GB costs the least"));
+  auto r = run_vramsim("compare --model qwen3-30b-a3b --option h100-sxm=2.49/h --option rtx-5090 --host ddr4-dual-channel");
   CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("a mixed list of cards is not compared yet"));
+  CHECK_THAT(r.err, Catch::Contains("give this option's own host"));
   r = run_vramsim("compare no-such-file");
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("no compare file \"no-such-file\" (bundled: home-lab"));
