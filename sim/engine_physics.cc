@@ -81,6 +81,7 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   if (e.has("cpu_matrix_isa")) p.cpu_matrix_isa = e.choice("cpu_matrix_isa", {"avx2", "avx512", "amx", "neon"});
   p.cpu_threads = static_cast<int>(e.optional_integer("cpu_threads", 1, 1 << 20).value_or(0));
   p.host_prefill_overlap = e.boolean("host_prefill_overlap", true);
+  p.prefill_activation_traffic = e.boolean("prefill_activation_traffic", false);
   // The split of misses between host and PCIe reads exists only where misses may be read over PCIe.
   const bool split = slots && pcie_reads;
   p.pcie_split_reference = split ? e.quantity("pcie_split_reference", Dimension::Bandwidth)

@@ -125,6 +125,10 @@ struct EnginePhysics {
   // Prefill attention without a fused (flash) kernel: bytes of VRAM traffic per attention
   // score (one query, one key, one head) between its kernels; 0: fused, the scores stay on chip.
   double attention_score_bytes = 0;
+  // A prompt micro-batch's element-wise kernels and its products' input and output conversions
+  // move its activations through VRAM on top of the GEMMs (llama.cpp's ggml graph,
+  // sim/activation_traffic.h); false: the engine's fused kernels keep them out of the step's time.
+  bool prefill_activation_traffic = false;
   // Blocks per sequence of the engine's decode attention kernel (its grid), when that is fewer
   // than a card's SMs can hold: the kernel then runs on that many SMs only. 0: it fills the card.
   int decode_attention_blocks = 0;

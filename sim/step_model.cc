@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 
+#include "sim/activation_traffic.h"
 #include "sim/host_experts.h"
 #include "sim/kernel_rates.h"
 #include "workloads/memory_budget.h"
@@ -99,6 +100,14 @@ void StepModel::init(const VramPlan& plan) {
   kv_bytes_per_token_layer_ =
       plan.attention_share * workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
   activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
+  if (ph.prefill_activation_traffic && !host_) {
+    const LayerWidths w = layer_widths(m);
+    const bool unfused = ph.attention_score_bytes > 0;
+    const double c = s.engine.kv.bytes_per_element;
+    const bool metal = card_.gpu.spec.unified();
+    prompt_activation_mmq_ = activation_bytes_per_token_layer(w, metal ? GemmPath::InKernel : GemmPath::Mmq, unfused, c);
+    prompt_activation_cublas_ = activation_bytes_per_token_layer(w, metal ? GemmPath::InKernel : GemmPath::Cublas, unfused, c);
+  }
 }
 
 double StepModel::resident_reads(double resident, double missing, std::int64_t tokens, int moe_layers) const {
@@ -350,8 +359,12 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     // head) go through VRAM between the KQ product, the softmax and the KQV product, kernels of
     // their own: bytes beyond the GEMMs' time. attention_flops counts 4 x head_dim per score.
     const double scores = u.attention_flops / (4.0 * m.attention.head_dim);
+    // The element-wise kernels and conversions (engine.prefill_activation_traffic): cuBLAS's
+    // for 16-bit weights and for quantized ones past mmq_max_rows, MMQ's otherwise.
+    const bool cublas = !dequantizing_gemms(s_) || (ph.mmq_max_rows > 0 && u.tokens > ph.mmq_max_rows);
+    const double activations = static_cast<double>(u.tokens) * layers_ * (cublas ? prompt_activation_cublas_ : prompt_activation_mmq_);
     const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate +
-                        scores * ph.attention_score_bytes / bw_;
+                        (scores * ph.attention_score_bytes + activations) / bw_;
     const double bandwidth_bound = read / bw_ + launches;
     // The host's sorts of the expert ids (engine.expert_sort_sync) drain the GPU's queue: no
     // kernel runs through them, however long the kernels around them.

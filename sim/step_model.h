@@ -281,6 +281,9 @@ class StepModel {
   double pcie_frac_ = 0;
   double kv_bytes_per_token_layer_ = 0;
   double activation_bytes_ = 0;  // one token's hidden state, each way
+  // engine.prefill_activation_traffic: one prompt token's bytes per layer through VRAM outside
+  // the GEMMs (sim/activation_traffic.h), by its products' path; 0 without.
+  double prompt_activation_mmq_ = 0, prompt_activation_cublas_ = 0;
 };
 
 }  // namespace vramsim::sim
