@@ -129,6 +129,10 @@ struct EnginePhysics {
   // move its activations through VRAM on top of the GEMMs (llama.cpp's ggml graph,
   // sim/activation_traffic.h); false: the engine's fused kernels keep them out of the step's time.
   bool prefill_activation_traffic = false;
+  // Bytes of one hidden-state value where it crosses a link or card boundary (pipeline
+  // hand-offs, all-reduces, copies to and from host experts): 2 for fp16/bf16 activations,
+  // 4 for ggml's fp32 ones.
+  double activation_value_bytes = 2;
   // Blocks per sequence of the engine's decode attention kernel (its grid), when that is fewer
   // than a card's SMs can hold: the kernel then runs on that many SMs only. 0: it fills the card.
   int decode_attention_blocks = 0;

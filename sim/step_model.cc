@@ -99,7 +99,7 @@ void StepModel::init(const VramPlan& plan) {
   if (!s.engine.expert_cache || s.engine.misses_on_cpu) host_slots_ = std::numeric_limits<int>::max();
   kv_bytes_per_token_layer_ =
       plan.attention_share * workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1) / m.layers;
-  activation_bytes_ = m.hidden_size * 2.0;  // fp16 hidden state
+  activation_bytes_ = m.hidden_size * ph.activation_value_bytes;  // one token's hidden state (engine.activation_value_bytes)
   if (ph.prefill_activation_traffic && !host_) {
     const LayerWidths w = layer_widths(m);
     const bool unfused = ph.attention_score_bytes > 0;
