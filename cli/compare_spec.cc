@@ -157,9 +157,6 @@ CompareSpec decode_compare_spec(const Node& root, const config::Catalogue& catal
     if (!spec.unified() && !o.host) o.host = s.host;
     if (s.engine == "vllm" && spec.unified())
       config::fail(options.items()[i], path + ".gpus", card + " is a unified-memory part: vLLM does not run on it (engine: llama.cpp)");
-    if (s.engine == "vllm" && !o.identical())
-      config::fail(options.items()[i], path + ".gpus", "vLLM's tensor parallelism needs identical cards; a mixed list runs "
-                                                     "llama.cpp (engine: llama.cpp)");
     s.options.push_back(std::move(o));
   }
   r.finish();
