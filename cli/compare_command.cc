@@ -180,7 +180,7 @@ CompareCell plan_cell(const CompareSpec& spec, const CompareOption& o, const std
   c.ttft_s = number(*one, "ttft_s");
   c.max_context = static_cast<std::int64_t>(number(*one, "max_context"));
   // The machine's energy where the host's CPU is counted (or an Apple part, whole already).
-  const bool unified = !o.host;
+  const bool unified = o.unified;
   if (const Node* h = member(*one, "j_per_token_with_host"); h && h->is_scalar() && config::parse_number(h->text())) {
     c.j_per_token = number(*one, "j_per_token_with_host");
     c.j_with_host = true;
@@ -229,10 +229,15 @@ std::string fixed(double v, int d) {
   return b;
 }
 
+// Whether any option has a cost per token to go by (token_cost): a rent or the owner's kWh price.
+bool priced_tokens(const CompareSpec& spec) {
+  return spec.energy_price || std::any_of(spec.options.begin(), spec.options.end(),
+                                          [](const CompareOption& o) { return o.price_per_hour.has_value(); });
+}
+
 // What the cost column means, when the table has one (table()).
 std::string cost_note(const CompareSpec& spec) {
-  const bool rented = std::any_of(spec.options.begin(), spec.options.end(), [](const CompareOption& o) { return o.price_per_hour.has_value(); });
-  if (!rented && !spec.energy_price) return "";
+  if (!priced_tokens(spec)) return "";
   return " The cost of a million tokens is, rented (rent), the hourly price over an hour's tokens" +
          std::string(spec.users > 1 ? " at the aggregate of the users" : "") +
          "; bought (power), the electricity alone" +
@@ -246,9 +251,7 @@ std::vector<std::vector<std::string>> table(const CompareSpec& spec, const std::
   std::vector<std::string> head = {"option", "price", "decode tok/s", "prefill tok/s", "TTFT s"};
   if (spec.users > 1) head.push_back(std::to_string(spec.users) + " users tok/s");
   head.insert(head.end(), {"J/token", "decode per 1k " + spec.currency});
-  // A cost column where any option has one to go by (token_cost).
-  const bool costs = spec.energy_price || std::any_of(spec.options.begin(), spec.options.end(),
-                                                      [](const CompareOption& o) { return o.price_per_hour.has_value(); });
+  const bool costs = priced_tokens(spec);  // a cost column
   if (costs) head.push_back(spec.currency + " per 1M tokens");
   head.insert(head.end(), {"max context", "decode error (rows)", "placement", "flags"});
   t.push_back(head);

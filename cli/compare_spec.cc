@@ -70,13 +70,16 @@ CompareOption decode_option(const Node& node, const std::string& key_path, const
     config::fail(gpus, key_path + ".gpus", "expected a card or a list of cards");
   }
   std::string display;  // "2x RTX 3090", "RTX 3090 + RTX 5090"
+  std::optional<hw::GpuSpec> front;
   for (const auto& card : o.gpus) {
-    const hw::GpuSpec spec = card_spec(catalogue, gpus, card, key_path + ".gpus");
+    hw::GpuSpec spec = card_spec(catalogue, gpus, card, key_path + ".gpus");
     if (spec.unified() && o.gpus.size() > 1)
       config::fail(gpus, key_path + ".gpus", card + " is a unified-memory part: it cannot be combined with other cards");
     display += (display.empty() ? "" : " + ") + spec.display_name;
+    if (!front) front = std::move(spec);
   }
-  const hw::GpuSpec first = card_spec(catalogue, gpus, o.gpus.front(), key_path + ".gpus");
+  const hw::GpuSpec& first = *front;
+  o.unified = first.unified();
   if (o.identical()) display = (o.gpus.size() > 1 ? std::to_string(o.gpus.size()) + "x " : "") + first.display_name;
   o.name = r.optional_string("name").value_or(display);
   if (const Node* h = r.optional_any("host")) {
@@ -151,11 +154,10 @@ CompareSpec decode_compare_spec(const Node& root, const config::Catalogue& catal
     const std::string path = "options[" + std::to_string(i) + "]";
     CompareOption o = decode_option(options.items()[i], path, catalogue);
     const std::string& card = o.gpus.front();
-    const hw::GpuSpec spec = card_spec(catalogue, options.items()[i], card, path + ".gpus");
-    if (!spec.unified() && !o.host && !s.host)
+    if (!o.unified && !o.host && !s.host)
       config::fail(options.items()[i], path + ".host", card + " is a discrete card: give its host (or a top-level host)");
-    if (!spec.unified() && !o.host) o.host = s.host;
-    if (s.engine == "vllm" && spec.unified())
+    if (!o.unified && !o.host) o.host = s.host;
+    if (s.engine == "vllm" && o.unified)
       config::fail(options.items()[i], path + ".gpus", card + " is a unified-memory part: vLLM does not run on it (engine: llama.cpp)");
     s.options.push_back(std::move(o));
   }
@@ -176,7 +178,7 @@ bool CompareOption::identical() const {
 std::optional<TokenCost> token_cost(const CompareSpec& spec, const CompareOption& o, const CompareCell& c) {
   if (!c.ran) return std::nullopt;
   if (o.price_per_hour) {
-    const double rate = spec.users > 1 ? c.users_tok_s.value_or(0) : c.decode_tok_s;  // tokens per second
+    const double rate = serving_rate(spec, c);  // tokens per second
     if (rate <= 0) return std::nullopt;
     return TokenCost{*o.price_per_hour / (rate * 3600.0) * 1e6, true};
   }

@@ -20,6 +20,7 @@ struct CompareOption {
   // instance): its price per hour, power and host included. At most one of the two.
   std::optional<double> price;
   std::optional<double> price_per_hour;
+  bool unified = false;  // an Apple part (its own host)
   // The cards as `plan --gpu` takes them ("rtx-3090,rtx-5090") and as the validation tables
   // label them ("2x rtx-3090", "rtx-3090 + rtx-5090": reports::cards_label).
   std::string gpu_flag() const;

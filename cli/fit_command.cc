@@ -145,10 +145,12 @@ workloads::EngineAccounting engine_accounting(const Args& args, const workloads:
     const bool asked = model.name == q.model.name;
     auto [it, inserted] = cache->try_emplace(model.name);
     if (inserted) {
-      std::vector<std::string> argv = {"--model", asked ? args.require("--model") : model.name, "--gpu", args.require("--gpu"),
+      // The same machine for run: a mixed one as its list, identical cards as one card and a count.
+      std::vector<std::string> argv = {"--model", asked ? args.require("--model") : model.name, "--gpu",
+                                       q.mixed.empty() ? q.gpu.name : args.require("--gpu"),
                                        "--context", std::to_string(std::min(kDefaultContext, model.max_context)),
                                        "--set", "engine.vram_rule=engine"};
-      if (card_list(args.require("--gpu")).size() == 1) argv.insert(argv.end(), {"--gpus", std::to_string(q.gpus)});
+      if (q.mixed.empty()) argv.insert(argv.end(), {"--gpus", std::to_string(q.gpus)});
       if (asked) argv.insert(argv.end(), {"--quant", q.quant.name});
       if (auto h = args.get("--host")) argv.insert(argv.end(), {"--host", *h});
       if (auto c = args.get("--configs")) argv.insert(argv.end(), {"--configs", *c});

@@ -236,13 +236,14 @@ int plan_command(const std::vector<std::string>& argv) {
   std::vector<Skipped> skipped;
   // The whole machine, and on a mixed one (llama.cpp) each kind of card alone, its first device.
   std::vector<CandidateSpace> spaces = {CandidateSpace{args, workload, "", -1}};
-  if (llama)
+  const bool mixed = std::any_of(named.cards.begin(), named.cards.end(),
+                                 [&](const auto& k) { return k.gpu.spec.name != named.cards.front().gpu.spec.name; });
+  if (llama && mixed)
     for (std::size_t c = 0; c < named.cards.size(); ++c) {
       const std::string& card = named.cards[c].gpu.spec.name;
-      bool first = true;
-      for (std::size_t d = 0; d < c; ++d) first = first && named.cards[d].gpu.spec.name != card;
-      const bool mixed = std::any_of(named.cards.begin(), named.cards.end(), [&](const auto& k) { return k.gpu.spec.name != card; });
-      if (first && mixed) spaces.push_back(CandidateSpace{args, workload, card, static_cast<int>(c)});
+      const auto earlier = named.cards.begin() + static_cast<std::ptrdiff_t>(c);
+      if (std::none_of(named.cards.begin(), earlier, [&](const auto& k) { return k.gpu.spec.name == card; }))
+        spaces.push_back(CandidateSpace{args, workload, card, static_cast<int>(c)});
     }
   bool all_gpu = false;  // some candidate keeps every layer and the LM head on the GPUs
   for (const auto& space : spaces)

@@ -11,6 +11,7 @@
 #include "core/units.h"
 #include "core/config_reader.h"
 #include "hw/gpu.h"
+#include "reports/validation.h"
 #include "sim/engines/engine_family.h"
 #include "sim/vram_plan.h"
 #include "workloads/formats.h"
@@ -36,10 +37,7 @@ std::string machine_text(const sim::Scenario& s) {
   std::vector<std::string> names;
   for (const auto& c : s.cards) names.push_back(c.gpu.spec.name);
   const bool identical = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == names.front(); });
-  if (identical) return std::to_string(names.size()) + " x " + s.gpu.spec.name;
-  std::string text;
-  for (const auto& n : names) text += (text.empty() ? "" : " + ") + n;
-  return text;
+  return identical ? std::to_string(names.size()) + " x " + s.gpu.spec.name : reports::cards_label(names);
 }
 
 bool fits(const sim::Scenario& s) { return sim::plan_memory(s).ok(); }

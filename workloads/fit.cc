@@ -34,9 +34,10 @@ void validate(const FitQuery& q) {
                                 std::to_string(q.model.layers) + " layers: a pipeline split gives each card whole layers");
   if (!q.mixed.empty() && q.mixed.size() != static_cast<std::size_t>(q.gpus))
     throw std::invalid_argument("a mixed machine names each of its " + std::to_string(q.gpus) + " cards");
-  for (const auto& g : q.machine())
-    if (q.gpus > 1 && g.unified())
-      throw std::invalid_argument(g.name + " is a unified-memory part: it cannot be combined with other cards");
+  if (q.gpus > 1 && q.gpu.unified())
+    throw std::invalid_argument(q.gpu.name + " is a unified-memory part: it cannot be combined with other cards");
+  for (const auto& g : q.mixed)
+    if (g.unified()) throw std::invalid_argument(g.name + " is a unified-memory part: it cannot be combined with other cards");
   if (const std::string why = native_only_refusal(q.quant, q.model.name, q.model.native_format); !why.empty())
     throw std::invalid_argument(why);
   if (q.host && q.gpu.unified())
@@ -49,7 +50,7 @@ void validate(const FitQuery& q) {
 std::vector<double> usable_per_card(const FitQuery& q) {
   if (q.mixed.empty()) return std::vector<double>(static_cast<std::size_t>(q.gpus), usable_bytes(q.gpu, q.gpus) / q.gpus);
   std::vector<double> per_card;
-  for (const auto& g : q.machine()) per_card.push_back(usable_bytes(g, q.gpus) / q.gpus);
+  for (const auto& g : q.mixed) per_card.push_back(usable_bytes(g, q.gpus) / q.gpus);
   return per_card;
 }
 
@@ -137,10 +138,6 @@ Suggestion evaluate(std::string kind, std::string change, const FitQuery& q, con
 }
 
 }  // namespace
-
-std::vector<hw::GpuSpec> FitQuery::machine() const {
-  return mixed.empty() ? std::vector<hw::GpuSpec>(static_cast<std::size_t>(gpus), gpu) : mixed;
-}
 
 bool EngineAccount::fits() const {
   for (const auto& c : cards)

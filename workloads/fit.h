@@ -23,9 +23,8 @@ struct FitQuery {
   hw::GpuSpec gpu;  // the first card (device 0)
   int gpus = 1;     // how many cards
   // Every card, device 0 first, when they differ (a mixed machine: --gpu rtx-3090,rtx-5090);
-  // empty: `gpus` copies of `gpu`. machine() gives the list either way.
+  // empty: `gpus` copies of `gpu`.
   std::vector<hw::GpuSpec> mixed;
-  std::vector<hw::GpuSpec> machine() const;
   std::optional<hw::HostSpec> host;  // enables the offload estimate
   WeightFormat quant;
   KvType kv_k;
