@@ -180,13 +180,12 @@ workloads::EngineAccounting engine_accounting(const Args& args, const workloads:
                                         : (r.kv_bytes_per_element_k + r.kv_bytes_per_element_v) / 2.0;
     s.engine.context = r.context_tokens;
     s.engine.parallel = r.concurrent_sequences;
-    std::vector<workloads::CardShare> shares;
-    try {
-      shares = sim::resident_shares(s);
-    } catch (const std::exception& e) {
-      if (asked) why = e.what();
+    const auto dealt = sim::resident_shares(s);
+    if (!dealt) {
+      if (asked) why = dealt.error().message;
       return std::nullopt;
     }
+    const std::vector<workloads::CardShare>& shares = *dealt;
     workloads::EngineAccount a;
     a.engine = s.engine.preset.empty() ? "llama.cpp" : s.engine.preset;
     const double kv_all = workloads::kv_cache_bytes(s.model, s.engine.context, s.engine.kv.bytes_per_element,

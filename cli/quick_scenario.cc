@@ -102,7 +102,7 @@ std::optional<std::vector<int>> fitting_split(sim::Scenario s) {
       split[c] = k;
       split[rest] = left - k;
       s.engine.layer_split = split;
-      if (sim::resident_shares(s)[c].fits()) {
+      if (const auto shares = sim::resident_shares(s); shares && (*shares)[c].fits()) {
         take = k;
         break;
       }

@@ -2,23 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <numeric>
 #include <stdexcept>
 
 #include "core/units.h"
+#include "sim/engines/engine_family.h"
 #include "workloads/layer_split.h"
 #include "workloads/memory_budget.h"
 
 namespace vramsim::sim {
-namespace {
 
-// A model's bytes in the engine's formats: the embedding table / LM head (one each; tied, the
-// total holds the matrix once), and the non-expert weights of one layer (the rest spread evenly
-// over the layers).
-struct LayerBytes {
-  double head = 0;
-  double per_layer = 0;
-};
 LayerBytes layer_bytes(const Scenario& s) {
   const auto& m = s.model;
   const double bpe_other = s.engine.other_format.bits_per_weight / 8.0;
@@ -30,8 +23,6 @@ LayerBytes layer_bytes(const Scenario& s) {
 }
 
 double card_total(const CardSetup& c) { return c.gpu.spec.driver_total_bytes.value_or(c.gpu.spec.memory_bytes); }
-
-}  // namespace
 
 // No GPU layer (-ngl 0) keeps the output layer on the CPU in every build.
 bool head_on_cpu(const Scenario& s) { return s.engine.head_on_cpu || s.engine.gpu_layers == 0; }
@@ -47,7 +38,7 @@ bool judged_by_engine_accounting(const Scenario& s) {
 // the resident weights + the GPU layers' KV + the engine's runtime_vram must fit the card's
 // driver-reported total less other tenants. Layer ranges are in model layers, the GPU layers
 // being the last ones.
-std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
+Result<std::vector<workloads::CardShare>> resident_shares(const Scenario& s) {
   const auto& m = s.model;
   const int n = static_cast<int>(s.cards.size());
   const int gpu_layers = s.engine.gpu_layers, first_gpu = m.layers - gpu_layers;
@@ -60,6 +51,14 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
   if (gpu_layers == 0) {  // CPU only: the cards hold nothing
     for (double u : usable) out.push_back({m.layers, m.layers, 0.0, u});
     return out;
+  }
+  if (!s.engine.layer_split.empty()) {
+    if (s.engine.layer_split.size() != s.cards.size()) return Error{"one layer count per card expected"};
+    if (std::accumulate(s.engine.layer_split.begin(), s.engine.layer_split.end(), 0) != gpu_layers)
+      return Error{"the layer counts do not add up to the model's layers"};
+  } else if (s.engine.split != Split::Tensor &&
+             std::none_of(usable.begin(), usable.end(), [](double u) { return u > 0; })) {
+    return Error{"the cards have no free memory to split layers over"};
   }
   // A pipeline's layers: engine.layer_split (-ts), else llama.cpp's default split by free memory
   // for a placement judged by its own accounting, else (every layer on the GPUs, judged by the
@@ -125,95 +124,8 @@ std::vector<workloads::CardShare> resident_shares(const Scenario& s) {
     out.push_back({first, end, need(bytes_of(first, end), layers[c] / static_cast<double>(gpu_layers)), usable[c]});
     first = end;
   }
-  if (first != m.layers) throw std::invalid_argument("the layer counts do not add up to the model's layers");
   return out;
 }
-
-namespace {
-
-// Free memory at engine start before any weights: what a pipeline deals layers by.
-std::vector<int> moe_layers(const Scenario& s) {
-  if (!s.engine.layer_split.empty()) return s.engine.layer_split;
-  std::vector<double> free;
-  for (const auto& c : s.cards)
-    free.push_back(std::max(1.0, c.gpu.free_vram.value_or(card_total(c) - c.gpu.vram_used_by_others) - s.engine.physics.runtime_vram));
-  return workloads::layers_by_capacity(s.model.layers, free);
-}
-
-// engine.kv_pool: the plans of vram_plan.h's paged-pool paragraph, one per card.
-Result<std::vector<VramPlan>> plan_paged(const Scenario& s) {
-  const auto& m = s.model;
-  const auto& pool = *s.engine.kv_pool;
-  const int n = static_cast<int>(s.cards.size());
-  const double shard = 1.0 / n;
-  const auto [head, per_layer] = layer_bytes(s);
-  char util_text[16];
-  std::snprintf(util_text, sizeof util_text, "%.2f", pool.gpu_memory_utilization);
-  const std::string util = util_text;
-  const double per_token = workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1);
-  std::vector<VramPlan> plans;
-  for (int c = 0; c < n; ++c) {
-    const CardSetup& card = s.cards[static_cast<std::size_t>(c)];
-    const std::string on = n > 1 ? " on card " + std::to_string(c) : "";
-    VramPlan p;
-    p.shard = shard;
-    p.first_layer = 0;
-    p.end_layer = m.layers;
-    p.layer_bytes = per_layer * shard;
-    p.head_bytes = head * shard;
-    // vLLM ties the head to the table: one matrix on the GPU.
-    p.non_expert_weights = shard * (per_layer * m.layers + (m.tied_embeddings ? 1.0 : 2.0) * head);
-    if (m.moe) {  // every routed expert resident with its layer (the dense first layers have none), 1/N of each
-      p.expert_bytes = p.slot_bytes = shard * m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
-      p.total_experts = p.slots = static_cast<std::int64_t>(m.moe_layers_in(0, m.layers)) * m.moe->experts;
-      p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
-    }
-    p.card_total = card_total(card);
-    p.others = card.gpu.vram_used_by_others;
-    p.runtime = s.engine.physics.runtime_vram;
-    p.kv_budget = pool.gpu_memory_utilization * p.card_total;
-    const double weights = p.non_expert_weights + p.cache_bytes;
-    if (p.card_total - p.others < p.kv_budget)
-      return Error{"the engine takes gpu_memory_utilization " + util + " x " + units::format_gib(p.card_total) +
-                                  " = " + units::format_gib(p.kv_budget) + on + " at start, but other tenants leave " +
-                                  units::format_gib(p.card_total - p.others) +
-                                  " free (lower engine.kv_pool.gpu_memory_utilization)"};
-    if (weights + p.runtime > p.kv_budget)
-      return Error{m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": its weights" +
-                                  (n > 1 ? " per card (1/" + std::to_string(n) + ": " : " (") + units::format_gib(weights) +
-                                  ") + the engine's runtime (" + units::format_gib(p.runtime) + ") = " +
-                                  units::format_gib(weights + p.runtime) + " exceed gpu_memory_utilization " + util + " x " +
-                                  units::format_gib(p.card_total) + " = " + units::format_gib(p.kv_budget) +
-                                  " (the engine keeps every weight on the GPU: a smaller weights format, a larger card or "
-                                  "more cards)"};
-    p.kv_block_bytes = shard * per_token * pool.block_size;
-    p.kv_blocks = static_cast<std::int64_t>(std::floor((p.kv_budget - weights - p.runtime) / p.kv_block_bytes));
-    plans.push_back(p);
-  }
-  // Every card keeps the same blocks: the fewest any card has room for.
-  const VramPlan& fewest = *std::min_element(plans.begin(), plans.end(), [](const VramPlan& a, const VramPlan& b) {
-    return a.kv_blocks < b.kv_blocks;
-  });
-  const std::int64_t blocks = fewest.kv_blocks;
-  const std::int64_t tokens = blocks * pool.block_size;
-  if (tokens < s.engine.context)
-    return Error{"the KV pool (" +
-                                units::format_gib(fewest.kv_budget - fewest.non_expert_weights - fewest.cache_bytes - fewest.runtime) +
-                                (n > 1 ? " a card" : "") + ": " + std::to_string(blocks) + " blocks of " +
-                                std::to_string(pool.block_size) + " tokens = " + std::to_string(tokens) +
-                                " tokens) cannot hold one sequence of engine.context = " + std::to_string(s.engine.context) +
-                                " tokens (vLLM refuses to start so: lower engine.context, its --max-model-len, or raise "
-                                "engine.kv_pool.gpu_memory_utilization)"};
-  for (auto& p : plans) {
-    p.kv_blocks = blocks;
-    p.kv_cache = static_cast<double>(blocks) * p.kv_block_bytes;
-    p.fixed = p.non_expert_weights + p.cache_bytes + p.kv_cache + p.runtime;
-    p.free_at_start = p.card_total - p.others - p.fixed;
-  }
-  return plans;
-}
-
-}  // namespace
 
 std::string HostRam::refusal(const std::string& host) const {
   std::string parts;
@@ -256,7 +168,10 @@ Result<std::vector<VramPlan>> plan_memory(const Scenario& s) {
     return Error{ram.refusal(s.host.name) +
                  (s.engine.gpu_layers < s.model.layers ? ": more engine.gpu_layers, a smaller weights format or a larger host"
                                                        : ": a smaller weights format or a larger host")};
-  if (s.engine.kv_pool) return plan_paged(s);
+  return engines::family(s.engine.family).plan_memory(s);
+}
+
+VramPlan card_plan(const Scenario& s, int c, int first_layer, int end_layer) {
   const auto& m = s.model;
   const int n = static_cast<int>(s.cards.size());
   const bool tensor = s.engine.split == Split::Tensor;
@@ -265,76 +180,65 @@ Result<std::vector<VramPlan>> plan_memory(const Scenario& s) {
   const auto [head, per_layer] = layer_bytes(s);
   const double kv_all = workloads::kv_cache_bytes(m, s.engine.context, s.engine.kv.bytes_per_element,
                                                   s.engine.kv.bytes_per_element, s.engine.parallel);
+  const CardSetup& card = s.cards[static_cast<std::size_t>(c)];
+  VramPlan p;
+  p.shard = tensor ? 1.0 / n : 1.0;
+  p.attention_share = s.engine.row_split ? (c == 0 ? 1.0 : 0.0) : p.shard;
+  p.first_layer = first_layer;
+  p.end_layer = end_layer;
+  // An expert split keeps everything but the routed experts on the first card.
+  const bool holds_rest = !expert || c == 0;
+  // llama.cpp keeps the embedding table in RAM (its input layer is the CPU's, whatever -ngl):
+  // only the memory-budget model's accounting puts it on the first card (tied, that matrix is
+  // the LM head's, counted once as the memory-budget model counts it).
+  const bool holds_embedding =
+      holds_rest && p.first_layer == 0 && p.layers() > 0 && !judged_by_engine_accounting(s) && !m.tied_embeddings;
+  // With CPU layers (or -ngl equal to the layer count) the LM head runs on the CPU after the
+  // last GPU layer (plan_host).
+  const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0 && !head_on_cpu(s);
+  p.layer_bytes = holds_rest ? per_layer * p.shard : 0.0;
+  p.head_bytes = holds_head ? head * p.shard : 0.0;
+  p.non_expert_weights = p.layer_bytes * p.layers() + p.shard * ((holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
+  p.kv_cache = holds_rest ? kv_all * p.attention_share * p.layers() / m.layers : 0.0;
+  p.card_total = card_total(card);
+  p.others = card.gpu.vram_used_by_others;
+  p.runtime = s.engine.physics.runtime_vram;
+  p.fixed = p.non_expert_weights + p.kv_cache + p.runtime;
+  p.free_measured = card.gpu.free_vram.has_value();
+  p.free_at_start = p.free_measured ? *card.gpu.free_vram : p.card_total - p.others - p.fixed;
+  p.draft_head = s.engine.speculative && holds_head ? s.engine.draft_head_bytes : 0.0;
+  return p;
+}
 
-  std::vector<workloads::CardShare> dense;
-  if (!s.engine.expert_cache || !m.moe) {
-    try {
-      dense = resident_shares(s);
-    } catch (const std::invalid_argument& e) {  // a placement that does not deal over the cards
-      return Error{e.what()};
+Result<std::vector<VramPlan>> plan_resident(const Scenario& s) {
+  const auto& m = s.model;
+  const int n = static_cast<int>(s.cards.size());
+  auto dealt = resident_shares(s);
+  if (!dealt) return dealt.error();
+  const std::vector<workloads::CardShare>& shares = *dealt;
+  if (const std::string over = workloads::first_overfull_card(shares); !over.empty()) {
+    // The memory-budget model refuses what the engine's own accounting may fit (the flat
+    // spot of docs/memory-model.md): say so, with the key that judges by the latter.
+    std::string engine_fits;
+    if (!judged_by_engine_accounting(s) && !s.engine.expert_cache) {
+      Scenario by_engine = s;
+      by_engine.engine.engine_vram_rule = true;
+      if (const auto by = resident_shares(by_engine); by && workloads::first_overfull_card(*by).empty())
+        engine_fits = "; by the engine's own accounting (weights + KV + runtime against the card's total) it fits: "
+                      "--set engine.vram_rule=engine";
     }
-    const std::string over = workloads::first_overfull_card(dense);
-    if (!over.empty()) {
-      // The memory-budget model refuses what the engine's own accounting may fit (the flat
-      // spot of docs/memory-model.md): say so, with the key that judges by the latter.
-      std::string engine_fits;
-      if (!judged_by_engine_accounting(s) && !s.engine.kv_pool && !s.engine.expert_cache) {
-        Scenario by_engine = s;
-        by_engine.engine.engine_vram_rule = true;
-        if (workloads::first_overfull_card(resident_shares(by_engine)).empty())
-          engine_fits = "; by the engine's own accounting (weights + KV + runtime against the card's total) it fits: "
-                        "--set engine.vram_rule=engine";
-      }
-      return Error{m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
-                                  (judged_by_engine_accounting(s)
-                                       ? std::string(" (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
-                                                     "or more engine.cpu_moe_layers keep more on the CPU") +
-                                             (n > 1 ? "; engine.layer_split, llama.cpp's -ts, gives a card fewer layers)" : ")")
-                                       : " (the memory-budget model; see `vramsim fit`" + engine_fits + ")")};
-    }
+    return Error{m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": " + over +
+                 (judged_by_engine_accounting(s)
+                      ? std::string(" (resident weights + KV + runtime against the card's total; fewer engine.gpu_layers "
+                                    "or more engine.cpu_moe_layers keep more on the CPU") +
+                            (n > 1 ? "; engine.layer_split, llama.cpp's -ts, gives a card fewer layers)" : ")")
+                      : " (the memory-budget model; see `vramsim fit`" + engine_fits + ")")};
   }
-  const bool cached = m.moe && s.engine.expert_cache;
-  const std::vector<int> layers = cached && !(tensor || expert || n == 1) ? moe_layers(s) : std::vector<int>{};
   std::vector<VramPlan> plans;
-  int first = 0;
   for (int c = 0; c < n; ++c) {
-    const CardSetup& card = s.cards[static_cast<std::size_t>(c)];
-    VramPlan p;
-    p.shard = tensor ? 1.0 / n : 1.0;
-    p.attention_share = s.engine.row_split ? (c == 0 ? 1.0 : 0.0) : p.shard;
-    if (!cached) {
-      p.first_layer = dense[static_cast<std::size_t>(c)].first_layer;
-      p.end_layer = dense[static_cast<std::size_t>(c)].end_layer;
-    } else if (tensor || expert || n == 1) {
-      p.first_layer = 0;
-      p.end_layer = m.layers;
-    } else {
-      p.first_layer = first;
-      p.end_layer = first + layers[static_cast<std::size_t>(c)];
-    }
-    first = p.end_layer;
-    // An expert split keeps everything but the routed experts on the first card.
-    const bool holds_rest = !expert || c == 0;
-    // llama.cpp keeps the embedding table in RAM (its input layer is the CPU's, whatever -ngl):
-    // only the memory-budget model's accounting puts it on the first card (tied, that matrix is
-    // the LM head's, counted once as the memory-budget model counts it).
-    const bool holds_embedding =
-        holds_rest && p.first_layer == 0 && p.layers() > 0 && !judged_by_engine_accounting(s) && !m.tied_embeddings;
-    // With CPU layers (or -ngl equal to the layer count) the LM head runs on the CPU after the
-    // last GPU layer (plan_host).
-    const bool holds_head = holds_rest && p.end_layer == m.layers && p.layers() > 0 && !head_on_cpu(s);
-    p.layer_bytes = holds_rest ? per_layer * p.shard : 0.0;
-    p.head_bytes = holds_head ? head * p.shard : 0.0;
-    p.non_expert_weights = p.layer_bytes * p.layers() + p.shard * ((holds_embedding ? head : 0.0) + (holds_head ? head : 0.0));
-    p.kv_cache = holds_rest ? kv_all * p.attention_share * p.layers() / m.layers : 0.0;
-    p.card_total = card_total(card);
-    p.others = card.gpu.vram_used_by_others;
-    p.runtime = s.engine.physics.runtime_vram;
-    p.fixed = p.non_expert_weights + p.kv_cache + p.runtime;
-    p.free_measured = card.gpu.free_vram.has_value();
-    p.free_at_start = p.free_measured ? *card.gpu.free_vram : p.card_total - p.others - p.fixed;
-    p.draft_head = s.engine.speculative && holds_head ? s.engine.draft_head_bytes : 0.0;
-    if (m.moe && !s.engine.expert_cache) {
+    const auto& share = shares[static_cast<std::size_t>(c)];
+    VramPlan p = card_plan(s, c, share.first_layer, share.end_layer);
+    if (m.moe) {
       // Experts live with their layer: the card holds every expert of its layers past the
       // CPU-expert ones (--n-cpu-moe); there is no cache to size.
       p.expert_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
@@ -344,42 +248,6 @@ Result<std::vector<VramPlan>> plan_memory(const Scenario& s) {
       p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
       p.fixed += p.cache_bytes;
       p.free_at_start -= p.free_measured ? 0.0 : p.cache_bytes;
-    } else if (m.moe) {
-      p.reserve = s.engine.cache_reserve;
-      // An expert split deals each layer's experts by popularity rank: rank r to card r mod N.
-      const int mine = expert ? (m.moe->experts - c + n - 1) / n : m.moe->experts;
-      p.total_experts = static_cast<std::int64_t>(m.moe_layers_in(p.first_layer, p.end_layer)) * mine;
-      p.expert_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
-      const double align = s.engine.physics.slot_alignment;
-      p.slot_bytes = std::ceil(p.expert_bytes / align) * align;
-      const std::string on = n > 1 ? " on card " + std::to_string(c) : "";
-      const double available = p.free_at_start - p.reserve - p.draft_head;
-      if (available < 0)
-        return Error{
-            "the engine's fixed allocations do not fit" + on + ": " + units::format_gib(p.card_total) + " card - " +
-            units::format_gib(p.others) + " other tenants - " + units::format_gib(p.fixed) +
-            " fixed (weights outside the experts, KV cache, runtime) leaves " + units::format_gib(p.free_at_start) +
-            ", less than the reserve and draft head (" + units::format_gib(p.reserve + p.draft_head) + ")"};
-      const auto fit = static_cast<std::int64_t>(std::floor(available / p.slot_bytes));
-      // A size given as a VRAM amount holds the whole slots that fit in it.
-      const std::optional<std::int64_t> asked =
-          s.engine.cache_size_bytes ? std::optional<std::int64_t>(static_cast<std::int64_t>(std::floor(*s.engine.cache_size_bytes / p.slot_bytes)))
-                                    : s.engine.cache_slots;
-      if (asked && *asked > 0) {  // an explicit size is per card
-        if (*asked > fit)
-          return Error{"engine.expert_cache.size: " +
-                                      (s.engine.cache_size_bytes ? units::format_gib(*s.engine.cache_size_bytes) + " (" : std::string()) +
-                                      std::to_string(*asked) + " slots" + (s.engine.cache_size_bytes ? ")" : "") + " need " +
-                                      units::format_gib(static_cast<double>(*asked) * p.slot_bytes) +
-                                      " but only " + units::format_gib(available) + " is free" + on + " (" + std::to_string(fit) +
-                                      " slots)"};
-        p.slots = std::min(*asked, p.total_experts);
-      } else if (asked && *asked == 0) {
-        p.slots = 0;
-      } else {
-        p.slots = std::min(fit, p.total_experts);
-      }
-      p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
     }
     plans.push_back(p);
   }

@@ -75,8 +75,35 @@ struct VramPlan {
 // placement keeps in host RAM does not fit it (host_ram), when a card's fixed allocations do
 // not fit, an explicit cache size exceeds the free VRAM, or a model without an expert cache
 // does not fit its cards. "Does not fit" is an answer here, not an exception: plan's search
-// and the decoder's checks ask it.
+// and the decoder's checks ask it. The host's RAM is checked here; the cards are planned by
+// the scenario's engine family (EngineFamily::plan_memory, sim/engines/).
 Result<std::vector<VramPlan>> plan_memory(const Scenario& scenario);
+
+// ---- Parts of a plan the families share (sim/engines/) ------------------------------------
+
+// A model's bytes in the engine's formats: the embedding table / LM head (one each; tied, the
+// total holds the matrix once), and the non-expert weights of one layer (the rest spread evenly
+// over the layers).
+struct LayerBytes {
+  double head = 0;
+  double per_layer = 0;
+};
+LayerBytes layer_bytes(const Scenario& scenario);
+
+// What the driver reports as the card's total (its nominal capacity when unknown).
+double card_total(const CardSetup& card);
+
+// Card `card`'s plan for layers [first_layer, end_layer), experts aside: its share of each
+// matrix (tensor split: 1/N), the non-expert weights, KV cache and runtime it holds (an expert
+// split keeps them all on card 0), the embedding table and LM head where the placement puts
+// them, its free VRAM at start (measured, or what the fixed part leaves). The family adds
+// the experts.
+VramPlan card_plan(const Scenario& scenario, int card, int first_layer, int end_layer);
+
+// Every weight with its layer, on the card that runs it or in RAM (llama.cpp; any family's
+// dense model): the cards' shares as resident_shares deals them, refused when one overflows,
+// each MoE layer's experts past --n-cpu-moe on its card.
+Result<std::vector<VramPlan>> plan_resident(const Scenario& scenario);
 
 // plan_memory's plans for a scenario known to fit (decode_scenario checked it): throws
 // std::invalid_argument with the reason otherwise.
@@ -85,9 +112,9 @@ std::vector<VramPlan> plan_cards(const Scenario& scenario);
 // An engine without an expert cache (llama.cpp): what each card must hold of the placement
 // (its layers' weights, KV and experts past --n-cpu-moe, the LM head on the last card, the
 // runtime) against what it has, card by card, as plan_cards judges it. A pipeline deals the GPU
-// layers by engine.layer_split, or in proportion to the cards' room. Throws
-// std::invalid_argument when engine.layer_split does not add up to the GPU layers.
-std::vector<workloads::CardShare> resident_shares(const Scenario& scenario);
+// layers by engine.layer_split, or in proportion to the cards' room. An Error when
+// engine.layer_split does not add up to the GPU layers.
+Result<std::vector<workloads::CardShare>> resident_shares(const Scenario& scenario);
 
 // Whether plan_cards judges an engine without an expert cache by the engine's own accounting
 // (weights + KV + runtime against the card's total: CPU layers, CPU experts, the LM head on

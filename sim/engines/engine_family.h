@@ -4,7 +4,8 @@
 //   vllm                vllm.cc          every weight on the GPU(s), a paged KV pool, batching
 //   expert-cache        expert_cache.cc  an MoE expert cache over PCIe, misses split host/PCIe
 //   hybrid-cpu-experts  expert_cache.cc  a GPU hot set, every other routed expert on the CPU
-// Adding a family: a file with its class, a line in registry.cc, an engine file naming it.
+// Each decodes its own keys, plans its cards' memory and gives its command line. Adding a
+// family: a file with its class, a line in registry.cc, an engine file naming it.
 #pragma once
 
 #include <string>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "core/config_reader.h"
+#include "core/result.h"
 #include "sim/scenario.h"
+#include "sim/vram_plan.h"
 
 namespace vramsim::sim::engines {
 
@@ -40,6 +43,10 @@ class EngineFamily {
   // max_num_seqs and max_num_batched_tokens by the card's memory and name); `at`: the engine
   // section, for an error. REQUIRES: s.cards decoded, s.engine from decode and check.
   virtual void fit_to_cards(Scenario&, const config::Node& /*at*/) const {}
+  // Where each card's memory goes when the engine starts (sim/vram_plan.h): one plan per card,
+  // or an Error with the reason it does not fit, as the engine refuses to start. REQUIRES: the
+  // scenario decoded (s.engine.family is this one); the host's RAM is sim::plan_memory's to check.
+  virtual Result<std::vector<VramPlan>> plan_memory(const Scenario& s) const = 0;
   // The command that runs the decoded scenario's engine (REQUIRES: s.engine.family is this one).
   virtual EngineCommand command(const Scenario& s) const = 0;
 };

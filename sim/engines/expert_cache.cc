@@ -2,11 +2,15 @@
 // whose misses the host computes or the GPU reads in place (expert-cache), and its variant with
 // a GPU hot set and every other routed expert computed by the CPU (hybrid-cpu-experts,
 // kTransformers-style).
+#include <algorithm>
+#include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "core/units.h"
 #include "sim/cache_policy.h"
 #include "sim/engines/engine_family.h"
+#include "workloads/layer_split.h"
 
 namespace vramsim::sim::engines {
 namespace {
@@ -55,11 +59,80 @@ void decode_expert_cache(MapReader& c, EngineSetup& s) {
   c.finish();
 }
 
+// A pipeline's layers (engine.layer_split, else in proportion to each card's free memory at
+// engine start before any weights).
+std::vector<int> pipeline_layers(const Scenario& s) {
+  if (!s.engine.layer_split.empty()) return s.engine.layer_split;
+  std::vector<double> free;
+  for (const auto& c : s.cards)
+    free.push_back(std::max(1.0, c.gpu.free_vram.value_or(card_total(c) - c.gpu.vram_used_by_others) - s.engine.physics.runtime_vram));
+  return workloads::layers_by_capacity(s.model.layers, free);
+}
+
+// vram_plan.h's slots: each card's layers (all of them on a tensor or expert split or one
+// card; a pipeline's range), then as many expert slots as its free VRAM holds past the
+// reserve and the draft head, or the size asked (engine.expert_cache.size, per card), refused
+// when larger. An expert split deals each layer's experts by popularity rank (rank r to card
+// r mod N), each card caching its own share.
+Result<std::vector<VramPlan>> plan_cached(const Scenario& s) {
+  const auto& m = s.model;
+  const int n = static_cast<int>(s.cards.size());
+  const bool expert = s.engine.split == Split::Expert;
+  const bool whole = s.engine.split == Split::Tensor || expert || n == 1;
+  const std::vector<int> layers = whole ? std::vector<int>{} : pipeline_layers(s);
+  std::vector<VramPlan> plans;
+  int first = 0;
+  for (int c = 0; c < n; ++c) {
+    const int end = whole ? m.layers : first + layers[static_cast<std::size_t>(c)];
+    VramPlan p = card_plan(s, c, whole ? 0 : first, end);
+    first = end;
+    p.reserve = s.engine.cache_reserve;
+    const int mine = expert ? (m.moe->experts - c + n - 1) / n : m.moe->experts;
+    p.total_experts = static_cast<std::int64_t>(m.moe_layers_in(p.first_layer, p.end_layer)) * mine;
+    p.expert_bytes = m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
+    const double align = s.engine.physics.slot_alignment;
+    p.slot_bytes = std::ceil(p.expert_bytes / align) * align;
+    const std::string on = n > 1 ? " on card " + std::to_string(c) : "";
+    const double available = p.free_at_start - p.reserve - p.draft_head;
+    if (available < 0)
+      return Error{"the engine's fixed allocations do not fit" + on + ": " + units::format_gib(p.card_total) + " card - " +
+                   units::format_gib(p.others) + " other tenants - " + units::format_gib(p.fixed) +
+                   " fixed (weights outside the experts, KV cache, runtime) leaves " + units::format_gib(p.free_at_start) +
+                   ", less than the reserve and draft head (" + units::format_gib(p.reserve + p.draft_head) + ")"};
+    const auto fit = static_cast<std::int64_t>(std::floor(available / p.slot_bytes));
+    // A size given as a VRAM amount holds the whole slots that fit in it.
+    const std::optional<std::int64_t> asked =
+        s.engine.cache_size_bytes ? std::optional<std::int64_t>(static_cast<std::int64_t>(std::floor(*s.engine.cache_size_bytes / p.slot_bytes)))
+                                  : s.engine.cache_slots;
+    if (asked && *asked > 0) {  // an explicit size is per card
+      if (*asked > fit)
+        return Error{"engine.expert_cache.size: " +
+                     (s.engine.cache_size_bytes ? units::format_gib(*s.engine.cache_size_bytes) + " (" : std::string()) +
+                     std::to_string(*asked) + " slots" + (s.engine.cache_size_bytes ? ")" : "") + " need " +
+                     units::format_gib(static_cast<double>(*asked) * p.slot_bytes) + " but only " +
+                     units::format_gib(available) + " is free" + on + " (" + std::to_string(fit) + " slots)"};
+      p.slots = std::min(*asked, p.total_experts);
+    } else if (asked && *asked == 0) {
+      p.slots = 0;
+    } else {
+      p.slots = std::min(fit, p.total_experts);
+    }
+    p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
+    plans.push_back(p);
+  }
+  return plans;
+}
+
 class ExpertCacheFamily final : public EngineFamily {
  public:
   explicit ExpertCacheFamily(bool misses_on_cpu) : misses_on_cpu_(misses_on_cpu) {}
 
   std::string_view name() const override { return misses_on_cpu_ ? "hybrid-cpu-experts" : "expert-cache"; }
+
+  // A dense model has no experts to cache: every weight stays with its layer.
+  Result<std::vector<VramPlan>> plan_memory(const Scenario& s) const override {
+    return s.model.moe ? plan_cached(s) : plan_resident(s);
+  }
 
   void decode(MapReader& e, EngineSetup& s, const workloads::ModelSpec&, int) const override {
     if (e.has("kv_pool"))

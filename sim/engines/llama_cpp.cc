@@ -1,7 +1,6 @@
 // llama.cpp (llama-server, llama-bench): every weight with its layer, in VRAM or in RAM as the
 // placement says (-ngl, --n-cpu-moe, -ts), serial slots sharing one decode loop or batched.
 #include <sstream>
-#include <stdexcept>
 
 #include "sim/engines/engine_family.h"
 #include "sim/vram_plan.h"
@@ -29,6 +28,9 @@ class LlamaCpp final : public EngineFamily {
     if (e.has("kv_pool")) e.fail_at("kv_pool", "family llama.cpp has no paged KV pool (preset: vllm has one)");
   }
 
+  // Every weight with its layer (sim/vram_plan.h, plan_resident).
+  Result<std::vector<VramPlan>> plan_memory(const Scenario& s) const override { return plan_resident(s); }
+
   // -ngl N [--n-cpu-moe N | --cpu-moe] [--split-mode row] [-ts A,B] -c C [-b B] [-ub U] [-np N]
   // [-ctk X -ctv X -fa on]. The scenario's context is per slot, llama-server's -c is shared by
   // its -np slots: -c = context x parallel. A quantized KV cache needs Flash Attention.
@@ -43,11 +45,9 @@ class LlamaCpp final : public EngineFamily {
     // deals min(-ngl, layers + 1) "layers" by -ts, the output layer among them when it is
     // offloaded (the last card's): counts that include it split exactly there.
     std::vector<int> split = e.gpu_layers > 0 ? e.layer_split : std::vector<int>{};  // -ngl 0: nothing to split
-    if (split.empty() && s.cards.size() > 1 && e.split == Split::Pipeline && e.gpu_layers > 0) try {
-        for (const auto& share : resident_shares(s)) split.push_back(share.end_layer - share.first_layer);
-      } catch (const std::invalid_argument&) {
-        split.clear();  // no split to print for a placement that does not deal
-      }
+    if (split.empty() && s.cards.size() > 1 && e.split == Split::Pipeline && e.gpu_layers > 0)
+      if (const auto shares = resident_shares(s))  // else no split to print: the placement does not deal
+        for (const auto& share : *shares) split.push_back(share.end_layer - share.first_layer);
     if (!split.empty()) {
       std::size_t last = split.size() - 1;  // the card with the last layer holds the head
       while (last > 0 && split[last] == 0) --last;

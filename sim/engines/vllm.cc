@@ -1,6 +1,8 @@
 // vLLM (`vllm serve`): every weight on the GPU(s) (one, or a tensor split's), a paged KV pool
 // allocated at start, continuous batching.
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -8,6 +10,7 @@
 
 #include "sim/engines/engine_family.h"
 #include "workloads/formats.h"
+#include "workloads/memory_budget.h"
 
 namespace vramsim::sim::engines {
 namespace {
@@ -39,9 +42,84 @@ void check_served_formats(config::MapReader& e, const EngineSetup& s, const work
   }
 }
 
+// engine.kv_pool: the plans of vram_plan.h's paged-pool paragraph, one per card.
+Result<std::vector<VramPlan>> plan_paged(const Scenario& s) {
+  const auto& m = s.model;
+  const auto& pool = *s.engine.kv_pool;
+  const int n = static_cast<int>(s.cards.size());
+  const double shard = 1.0 / n;
+  const auto [head, per_layer] = layer_bytes(s);
+  char util_text[16];
+  std::snprintf(util_text, sizeof util_text, "%.2f", pool.gpu_memory_utilization);
+  const std::string util = util_text;
+  const double per_token = workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1);
+  std::vector<VramPlan> plans;
+  for (int c = 0; c < n; ++c) {
+    const CardSetup& card = s.cards[static_cast<std::size_t>(c)];
+    const std::string on = n > 1 ? " on card " + std::to_string(c) : "";
+    VramPlan p;
+    p.shard = shard;
+    p.first_layer = 0;
+    p.end_layer = m.layers;
+    p.layer_bytes = per_layer * shard;
+    p.head_bytes = head * shard;
+    // vLLM ties the head to the table: one matrix on the GPU.
+    p.non_expert_weights = shard * (per_layer * m.layers + (m.tied_embeddings ? 1.0 : 2.0) * head);
+    if (m.moe) {  // every routed expert resident with its layer (the dense first layers have none), 1/N of each
+      p.expert_bytes = p.slot_bytes = shard * m.moe->expert_params * s.engine.expert_format.bits_per_weight / 8.0;
+      p.total_experts = p.slots = static_cast<std::int64_t>(m.moe_layers_in(0, m.layers)) * m.moe->experts;
+      p.cache_bytes = static_cast<double>(p.slots) * p.slot_bytes;
+    }
+    p.card_total = card_total(card);
+    p.others = card.gpu.vram_used_by_others;
+    p.runtime = s.engine.physics.runtime_vram;
+    p.kv_budget = pool.gpu_memory_utilization * p.card_total;
+    const double weights = p.non_expert_weights + p.cache_bytes;
+    if (p.card_total - p.others < p.kv_budget)
+      return Error{"the engine takes gpu_memory_utilization " + util + " x " + units::format_gib(p.card_total) +
+                                  " = " + units::format_gib(p.kv_budget) + on + " at start, but other tenants leave " +
+                                  units::format_gib(p.card_total - p.others) +
+                                  " free (lower engine.kv_pool.gpu_memory_utilization)"};
+    if (weights + p.runtime > p.kv_budget)
+      return Error{m.name + " does not fit " + (n > 1 ? "these cards" : "this card") + ": its weights" +
+                                  (n > 1 ? " per card (1/" + std::to_string(n) + ": " : " (") + units::format_gib(weights) +
+                                  ") + the engine's runtime (" + units::format_gib(p.runtime) + ") = " +
+                                  units::format_gib(weights + p.runtime) + " exceed gpu_memory_utilization " + util + " x " +
+                                  units::format_gib(p.card_total) + " = " + units::format_gib(p.kv_budget) +
+                                  " (the engine keeps every weight on the GPU: a smaller weights format, a larger card or "
+                                  "more cards)"};
+    p.kv_block_bytes = shard * per_token * pool.block_size;
+    p.kv_blocks = static_cast<std::int64_t>(std::floor((p.kv_budget - weights - p.runtime) / p.kv_block_bytes));
+    plans.push_back(p);
+  }
+  // Every card keeps the same blocks: the fewest any card has room for.
+  const VramPlan& fewest = *std::min_element(plans.begin(), plans.end(), [](const VramPlan& a, const VramPlan& b) {
+    return a.kv_blocks < b.kv_blocks;
+  });
+  const std::int64_t blocks = fewest.kv_blocks;
+  const std::int64_t tokens = blocks * pool.block_size;
+  if (tokens < s.engine.context)
+    return Error{"the KV pool (" +
+                                units::format_gib(fewest.kv_budget - fewest.non_expert_weights - fewest.cache_bytes - fewest.runtime) +
+                                (n > 1 ? " a card" : "") + ": " + std::to_string(blocks) + " blocks of " +
+                                std::to_string(pool.block_size) + " tokens = " + std::to_string(tokens) +
+                                " tokens) cannot hold one sequence of engine.context = " + std::to_string(s.engine.context) +
+                                " tokens (vLLM refuses to start so: lower engine.context, its --max-model-len, or raise "
+                                "engine.kv_pool.gpu_memory_utilization)"};
+  for (auto& p : plans) {
+    p.kv_blocks = blocks;
+    p.kv_cache = static_cast<double>(blocks) * p.kv_block_bytes;
+    p.fixed = p.non_expert_weights + p.cache_bytes + p.kv_cache + p.runtime;
+    p.free_at_start = p.card_total - p.others - p.fixed;
+  }
+  return plans;
+}
+
 class Vllm final : public EngineFamily {
  public:
   std::string_view name() const override { return "vllm"; }
+
+  Result<std::vector<VramPlan>> plan_memory(const Scenario& s) const override { return plan_paged(s); }
 
   void decode(config::MapReader& e, EngineSetup& s, const workloads::ModelSpec& model, int) const override {
     if (e.has("expert_cache"))
