@@ -2,6 +2,7 @@
 
 #include "cli/plan_space.h"
 #include "core/config_reader.h"
+#include "sim/engines/engine_family.h"
 #include "sim/vram_plan.h"
 
 namespace vramsim::cli {
@@ -77,53 +78,15 @@ bool add_candidates(const CandidateSpace& space, const std::string& quant, const
     if (c.placement.gpu_layers == s.model.layers && c.placement.cpu_moe_layers == 0 && !c.placement.head_on_cpu) all_gpu = true;
     candidates.push_back(c);
   };
-  // The one placement an engine or a part allows, every layer on the GPU: it fits, or `refusal`.
-  auto only_placement = [&](const std::string& description, const std::string& refusal) {
-    if (!fits(base)) {
-      add_skipped(skipped, quant, kv, refusal);
-      return all_gpu;
-    }
+  // The family's search space (sim/engines/): the placements, cache sizes or one configuration.
+  const sim::engines::SearchSpace space_of = sim::engines::family(base.engine.family).search_space(base);
+  if (space_of.points.empty()) add_skipped(skipped, quant, kv, space_of.none_fits);
+  for (const auto& point : space_of.points) {
     Candidate c;
-    c.placement.gpu_layers = base.model.layers;
-    c.placement.description = description;
-    add(base, c);
-    return all_gpu;
-  };
-  if (base.engine.kv_pool)  // vLLM: no placement to choose; the weights and the pool fit, or not
-    return only_placement("every layer on the GPU, a paged KV pool",
-                          "the weights and one sequence's KV need more than gpu_memory_utilization x the card");
-  if (base.engine.expert_cache) {  // expert-cache, hybrid-cpu-experts: the cache's size
-    const auto sizes = cache_sizes(base);
-    if (sizes.empty()) add_skipped(skipped, quant, kv, "the weights kept on the GPU do not fit it");
-    for (const std::int64_t slots : sizes) {
-      Candidate c;
-      c.hot_slots = slots;
-      c.sets = {"engine.expert_cache.size=" + std::to_string(slots)};
-      c.placement.gpu_layers = base.model.layers;
-      c.placement.description = base.engine.misses_on_cpu
-                                    ? "routed experts on the CPU, " + (slots ? std::to_string(slots) + " hot experts on the GPU"
-                                                                             : std::string("no hot set"))
-                                    : std::to_string(slots) + " expert-cache slots";
-      sim::Scenario s = base;
-      s.engine.cache_slots = slots;
-      s.engine.cache_size_bytes.reset();
-      add(s, c);
-    }
-    return all_gpu;
-  }
-  base.engine.gpu_layers = base.model.layers;
-  base.engine.cpu_moe_layers = 0;
-  if (base.gpu.spec.unified())  // an Apple part: every layer on its GPU (sim/scenario.cc)
-    return only_placement("every layer on the GPU", "every layer on the GPU needs more than its share of the unified memory");
-  const auto placements = fitting_placements(base);
-  if (placements.empty()) add_skipped(skipped, quant, kv, why_nothing_fits(base));
-  for (const auto& p : placements) {
-    Candidate c;
-    c.placement = p;
-    c.sets = placement_sets(p, base.model.layers);
-    sim::Scenario s = base;
-    apply_placement(p, s.engine);
-    add(s, c);
+    c.placement = point.placement;
+    c.sets = point.sets;
+    c.hot_slots = point.hot_slots;
+    add(point.scenario, c);
   }
   return all_gpu;
 }

@@ -5,23 +5,6 @@
 
 namespace vramsim::cli {
 
-// The cache (hot-set) sizes worth simulating: 0, 1/4, 1/2, 3/4 and all of the slots that fit
-// (a model without routing statistics has no hot set to choose: 0 only).
-std::vector<std::int64_t> cache_sizes(sim::Scenario s) {
-  if (!s.model.moe || !s.model.moe->routing) return {0};
-  s.engine.cache_slots.reset();
-  s.engine.cache_size_bytes.reset();
-  const auto plans = sim::plan_memory(s);
-  if (!plans) return {};
-  const std::int64_t most = plans->front().slots;
-  std::vector<std::int64_t> out;
-  for (int quarter = 0; quarter <= 4; ++quarter) {
-    const std::int64_t n = most * quarter / 4;
-    if (out.empty() || out.back() != n) out.push_back(n);
-  }
-  return out;
-}
-
 // The largest context (tokens, up to the model's maximum) with which the candidate `s` still
 // fits: a bisection over the memory plan (arithmetic, no simulation), to the token.
 std::int64_t max_context(sim::Scenario s) {

@@ -4,16 +4,19 @@
 //   vllm                vllm.cc          every weight on the GPU(s), a paged KV pool, batching
 //   expert-cache        expert_cache.cc  an MoE expert cache over PCIe, misses split host/PCIe
 //   hybrid-cpu-experts  expert_cache.cc  a GPU hot set, every other routed expert on the CPU
-// Each decodes its own keys, plans its cards' memory and gives its command line. Adding a
-// family: a file with its class, a line in registry.cc, an engine file naming it.
+// Each decodes its own keys, plans its cards' memory, gives plan's search space and its
+// command line. Adding a family: a file with its class, a line in registry.cc, an engine file naming it.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/config_reader.h"
 #include "core/result.h"
+#include "sim/engines/placement.h"
 #include "sim/scenario.h"
 #include "sim/vram_plan.h"
 
@@ -24,6 +27,26 @@ struct EngineCommand {
   std::string program;  // "llama.cpp", "vllm serve", "vramsim"
   std::string flags;
 };
+
+// A configuration plan's search simulates: the base scenario with it applied, its placement
+// (how it reads; every layer on the GPU for a family with no placement to choose), the --set
+// assignments that give it to `vramsim run`, and an expert cache's size.
+struct SearchPoint {
+  Scenario scenario;
+  Placement placement;
+  std::vector<std::string> sets;
+  std::optional<std::int64_t> hot_slots;
+};
+// The points worth simulating for a weights format and KV type, in the family's order of
+// preference; none: `none_fits` says why (plan prints it as a note).
+struct SearchSpace {
+  std::vector<SearchPoint> points;
+  std::string none_fits;
+};
+
+// plan's one point for an engine or a part that allows one placement, every layer on the GPU:
+// `base` itself when it fits (described as `description`), else none, with `refusal` as the reason.
+SearchSpace only_placement(const Scenario& base, const std::string& description, const std::string& refusal);
 
 class EngineFamily {
  public:
@@ -47,6 +70,10 @@ class EngineFamily {
   // or an Error with the reason it does not fit, as the engine refuses to start. REQUIRES: the
   // scenario decoded (s.engine.family is this one); the host's RAM is sim::plan_memory's to check.
   virtual Result<std::vector<VramPlan>> plan_memory(const Scenario& s) const = 0;
+  // plan's search space over what the family lets a user choose (llama.cpp: the placements that
+  // fit; an expert cache: its size; vLLM: nothing, its one configuration fits or not).
+  // REQUIRES: `base` decoded with the candidate's weights format and KV type.
+  virtual SearchSpace search_space(const Scenario& base) const = 0;
   // The command that runs the decoded scenario's engine (REQUIRES: s.engine.family is this one).
   virtual EngineCommand command(const Scenario& s) const = 0;
 };

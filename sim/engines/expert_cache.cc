@@ -123,6 +123,23 @@ Result<std::vector<VramPlan>> plan_cached(const Scenario& s) {
   return plans;
 }
 
+// The cache (hot-set) sizes worth simulating: 0, 1/4, 1/2, 3/4 and all of the slots that fit
+// (a model without routing statistics has no hot set to choose: 0 only; none when nothing fits).
+std::vector<std::int64_t> cache_sizes(Scenario s) {
+  if (!s.model.moe || !s.model.moe->routing) return {0};
+  s.engine.cache_slots.reset();
+  s.engine.cache_size_bytes.reset();
+  const auto plans = plan_memory(s);
+  if (!plans) return {};
+  const std::int64_t most = plans->front().slots;
+  std::vector<std::int64_t> out;
+  for (int quarter = 0; quarter <= 4; ++quarter) {
+    const std::int64_t n = most * quarter / 4;
+    if (out.empty() || out.back() != n) out.push_back(n);
+  }
+  return out;
+}
+
 class ExpertCacheFamily final : public EngineFamily {
  public:
   explicit ExpertCacheFamily(bool misses_on_cpu) : misses_on_cpu_(misses_on_cpu) {}
@@ -147,6 +164,23 @@ class ExpertCacheFamily final : public EngineFamily {
     if (misses_on_cpu_ && !s.misses_on_cpu)
       e.fail_at("expert_cache", "family hybrid-cpu-experts computes every expert outside its hot set on the CPU: "
                                 "expert_cache.misses must be cpu");
+  }
+
+  // The cache's size: none, a quarter, ... all of the slots that fit (cache_sizes).
+  SearchSpace search_space(const Scenario& base) const override {
+    SearchSpace space;
+    for (const std::int64_t slots : cache_sizes(base)) {
+      SearchPoint point{base, {}, {"engine.expert_cache.size=" + std::to_string(slots)}, slots};
+      point.placement.gpu_layers = base.model.layers;
+      point.placement.description = base.engine.misses_on_cpu ? "routed experts on the CPU, " + (slots ? std::to_string(slots) + " hot experts on the GPU"
+                                                                                          : std::string("no hot set"))
+                                                   : std::to_string(slots) + " expert-cache slots";
+      point.scenario.engine.cache_slots = slots;
+      point.scenario.engine.cache_size_bytes.reset();
+      space.points.push_back(std::move(point));
+    }
+    if (space.points.empty()) space.none_fits = "the weights kept on the GPU do not fit it";
+    return space;
   }
 
   // --engine E --quant Q (or both weights' formats) --context C [--set engine.expert_cache.size=N]

@@ -31,6 +31,24 @@ class LlamaCpp final : public EngineFamily {
   // Every weight with its layer (sim/vram_plan.h, plan_resident).
   Result<std::vector<VramPlan>> plan_memory(const Scenario& s) const override { return plan_resident(s); }
 
+  // Every layer on the GPUs if it fits, then the placements with some on the CPU
+  // (fitting_placements); an Apple part runs every layer on its GPU (sim/scenario.cc).
+  SearchSpace search_space(const Scenario& scenario) const override {
+    Scenario base = scenario;
+    base.engine.gpu_layers = base.model.layers;
+    base.engine.cpu_moe_layers = 0;
+    if (base.gpu.spec.unified())
+      return only_placement(base, "every layer on the GPU", "every layer on the GPU needs more than its share of the unified memory");
+    SearchSpace space;
+    for (const auto& p : fitting_placements(base)) {
+      SearchPoint point{base, p, placement_sets(p, base.model.layers), std::nullopt};
+      apply_placement(p, point.scenario.engine);
+      space.points.push_back(std::move(point));
+    }
+    if (space.points.empty()) space.none_fits = why_nothing_fits(base);
+    return space;
+  }
+
   // -ngl N [--n-cpu-moe N | --cpu-moe] [--split-mode row] [-ts A,B] -c C [-b B] [-ub U] [-np N]
   // [-ctk X -ctv X -fa on]. The scenario's context is per slot, llama-server's -c is shared by
   // its -np slots: -c = context x parallel. A quantized KV cache needs Flash Attention.

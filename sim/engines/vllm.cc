@@ -121,6 +121,12 @@ class Vllm final : public EngineFamily {
 
   Result<std::vector<VramPlan>> plan_memory(const Scenario& s) const override { return plan_paged(s); }
 
+  // No placement to choose: the weights and the pool fit, or not.
+  SearchSpace search_space(const Scenario& base) const override {
+    return only_placement(base, "every layer on the GPU, a paged KV pool",
+                          "the weights and one sequence's KV need more than gpu_memory_utilization x the card");
+  }
+
   void decode(config::MapReader& e, EngineSetup& s, const workloads::ModelSpec& model, int) const override {
     if (e.has("expert_cache"))
       e.fail_at("expert_cache", "family vllm keeps every weight on the GPU(s): it has no expert cache (preset: "
