@@ -125,9 +125,9 @@ sim::Scenario named_scenario(const Args& args, const std::string& command, bool 
   return s;
 }
 
-QuickScenario quick_scenario(const Args& args) {
+Result<QuickScenario> quick_scenario(const Args& args) {
   QuickScenario q{named_scenario(args), "", ""};
-  const auto finish = [&q] {
+  const auto finish = [&q]() -> Result<QuickScenario> {
     const EngineFlags f = engine_flags(q.scenario);
     q.flags = f.flags;
     q.flags_for = f.engine;
@@ -145,8 +145,10 @@ QuickScenario quick_scenario(const Args& args) {
                                                                                           : ", a hot set (" + hot + ") on the GPU");
     return finish();
   }
-  if (s.engine.kv_pool) {  // vLLM: every weight on the GPU, or the refusal (std::invalid_argument) with its numbers
-    const sim::VramPlan plan = sim::plan_vram(s);
+  if (s.engine.kv_pool) {  // vLLM: every weight on the GPU, or the refusal with its numbers
+    const auto plans = sim::plan_memory(s);
+    if (!plans) return plans.error();
+    const sim::VramPlan& plan = plans->front();
     const auto& pool = *s.engine.kv_pool;
     q.placement = "every layer on the GPU, a KV pool of " + std::to_string(plan.kv_blocks) + " blocks of " +
                   std::to_string(pool.block_size) + " tokens (" + std::to_string(plan.kv_blocks * pool.block_size) + " tokens)";
@@ -164,11 +166,11 @@ QuickScenario quick_scenario(const Args& args) {
   // A unified-memory part runs every layer on its GPU (sim/scenario.cc): no other placement.
   if (s.gpu.spec.unified()) {
     const auto plans = sim::plan_memory(s);
-    throw std::invalid_argument(plans.ok() ? s.model.name + " does not fit " + s.gpu.spec.name + " with every layer on its GPU"
-                                           : plans.error().message);
+    return Error{plans.ok() ? s.model.name + " does not fit " + s.gpu.spec.name + " with every layer on its GPU"
+                            : plans.error().message};
   }
   const auto placements = fitting_placements(s);
-  if (placements.empty()) throw std::invalid_argument(s.model.name + " " + why_nothing_fits(s));
+  if (placements.empty()) return Error{s.model.name + " " + why_nothing_fits(s)};
   apply_placement(placements.front(), q.scenario.engine);
   q.placement = placements.front().description;
   // The first that fits in a fixed order (fitting_placements), not the fastest: plan simulates

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "core/result.h"
 #include "sim/engines/placement.h"
 #include "sim/scenario.h"
 
@@ -54,9 +55,10 @@ EngineFlags engine_flags(const sim::Scenario& scenario);
 // `warn`: print the scenario's warnings (fit, which only sizes the scenario, keeps its own).
 sim::Scenario named_scenario(const Args& args, const std::string& command = "run", bool warn = true);
 
-// named_scenario() with the placement that fits and the flags to type. Throws UsageError or
-// ConfigError; std::invalid_argument when nothing fits even with every layer on the CPU.
-QuickScenario quick_scenario(const Args& args);
+// named_scenario() with the placement that fits and the flags to type; an Error with the reason
+// when nothing fits even with every layer on the CPU. Throws UsageError or ConfigError (the
+// options themselves are wrong).
+Result<QuickScenario> quick_scenario(const Args& args);
 
 // llama.cpp's placements and their search (sim/engines/placement.h), by their short names.
 using sim::engines::apply_placement;

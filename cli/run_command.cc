@@ -108,11 +108,9 @@ int run_command(const std::vector<std::string>& argv) {
   if (args.answered_help(kHelp)) return 0;
   std::optional<QuickScenario> quick;
   if (args.positional().empty() && args.get("--model")) {
-    try {
-      quick = quick_scenario(args);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
+    auto placed = quick_scenario(args);
+    if (!placed) throw UsageError(placed.error().message);
+    quick = std::move(placed).value();
   } else if (args.positional().size() != 1) {
     throw UsageError("run takes one scenario file, or --model and --gpu (see --help)");
   } else {
