@@ -288,13 +288,17 @@ std::string markdown(const CompareSpec& spec, const CompareResults& results, con
   m << "# " << spec.name << "\n\n";
   if (!spec.question.empty()) m << "*" << spec.question << "*\n\n";
   m << "## The answer\n\n";
-  for (const auto& p : answer) m << p << "\n\n";
+  for (std::size_t i = 0; i < answer.size(); ++i) m << "> " << answer[i] << "\n" << (i + 1 < answer.size() ? ">\n" : "\n");
   for (std::size_t i = 0; i < spec.models.size(); ++i) {
     m << "## " << spec.models[i] << "\n\n";
     const auto t = table(spec, results[i]);
     for (std::size_t r = 0; r < t.size(); ++r) {
       m << "|";
-      for (const auto& cell : t[r]) m << " " << cell << " |";
+      for (const auto& cell : t[r]) {  // a '|' in a cell would end it
+        std::string text;
+        for (char c : cell) c == '|' ? text += "\\|" : text += c;
+        m << " " << text << " |";
+      }
       m << "\n";
       if (r == 0) {
         m << "|";
@@ -312,33 +316,11 @@ std::string markdown(const CompareSpec& spec, const CompareResults& results, con
   return m.str();
 }
 
-using reports::page::html_escape;
-
-std::string html(const CompareSpec& spec, const CompareResults& results, const std::vector<std::string>& answer) {
-  std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(spec.name)
-    << "</title>\n<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;line-height:1.45}"
-       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:right}"
-       "td:first-child,th:first-child,td:nth-last-child(-n+2),th:nth-last-child(-n+2){text-align:left}.answer{background:#f3f7ff;padding:.6em 1em;"
-       "border-left:4px solid #3366cc}</style></head><body>\n<h1>" << html_escape(spec.name) << "</h1>\n";
-  if (!spec.question.empty()) h << "<p><em>" << html_escape(spec.question) << "</em></p>\n";
-  h << "<div class=\"answer\"><h2>The answer</h2>\n";
-  for (const auto& p : answer) h << "<p>" << html_escape(p) << "</p>\n";
-  h << "</div>\n";
-  for (std::size_t i = 0; i < spec.models.size(); ++i) {
-    h << "<h2>" << html_escape(spec.models[i]) << "</h2>\n<table>\n";
-    const auto t = table(spec, results[i]);
-    for (std::size_t r = 0; r < t.size(); ++r) {
-      h << "<tr>";
-      for (const auto& cell : t[r]) h << (r ? "<td>" : "<th>") << html_escape(cell) << (r ? "</td>" : "</th>");
-      h << "</tr>\n";
-    }
-    h << "</table>\n";
-  }
-  h << "<p>Each option runs " << html_escape(spec.engine) << " with the flags <code>vramsim plan</code> found best for it (context "
-    << spec.context << "). The error column is the median |predicted / measured - 1| of the public corpus's prediction rows on "
-       "that card (docs/validation.md)." << html_escape(cost_note(spec)) << "</p>\n</body></html>\n";
-  return h.str();
+// compare.html: the Markdown rendered (reports/page.h), the answer set off as a quote.
+std::string html(const CompareSpec& spec, const std::string& markdown) {
+  return reports::page::html_page(spec.name, markdown, nullptr,
+                                  "blockquote{background:#f3f7ff;margin:1em 0;padding:.1em 1em;border-left:4px solid #3366cc}\n"
+                                  "td:nth-last-child(-n+2),th:nth-last-child(-n+2){text-align:left}\n");
 }
 
 void write_json(const CompareSpec& spec, const CompareResults& results, const std::vector<std::string>& answer) {
@@ -448,7 +430,8 @@ int compare_command(const std::vector<std::string>& argv) {
     std::error_code ec;
     fs::create_directories(*dir, ec);
     if (ec) throw WriteError("cannot create " + *dir + ": " + ec.message());
-    for (const auto& [file, body] : {std::pair{"compare.md", markdown(spec, results, answer)}, std::pair{"compare.html", html(spec, results, answer)}})
+    const std::string md = markdown(spec, results, answer);
+    for (const auto& [file, body] : {std::pair{"compare.md", md}, std::pair{"compare.html", html(spec, md)}})
       if (auto st = io::write_file((fs::path(*dir) / file).string(), body); !st) throw WriteError(st.error().message);
   }
   if (args.flag("--json")) {

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include <md4c-html.h>
+
 #include "core/output_file.h"
 
 namespace vramsim::reports::page {
@@ -46,18 +48,6 @@ std::string md_table(const ReportTable& t) {
   return s;
 }
 
-std::string html_table(const ReportTable& t) {
-  std::string s = "<table>\n<thead><tr>";
-  for (const auto& h : t.header) s += "<th>" + html_escape(h) + "</th>";
-  s += "</tr></thead>\n<tbody>\n";
-  for (const auto& row : t.rows) {
-    s += "<tr>";
-    for (const auto& c : row) s += "<td>" + html_escape(c) + "</td>";
-    s += "</tr>\n";
-  }
-  return s + "</tbody>\n</table>\n";
-}
-
 const char* const kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
@@ -83,14 +73,50 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   if (auto written = io::write_file(p.string(), text); !written) throw std::runtime_error(written.error().message);
 }
 
-std::string html_head(const std::string& title) {
+namespace {
+
+// The page's <head> and the opening of its body.
+std::string html_head(const std::string& title, const std::string& style) {
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html_escape(title) +
-         "</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n<h1>" + html_escape(title) + "</h1>\n";
+         "</title>\n<style>\n" + kStyle + style + "</style>\n</head>\n<body>\n";
+}
+
+// md4c's HTML of `markdown`: tables on, raw HTML escaped (a study's text cannot inject markup).
+std::string render_markdown(const std::string& markdown) {
+  std::string out;
+  const int failed = md_html(
+      markdown.data(), static_cast<MD_SIZE>(markdown.size()),
+      [](const MD_CHAR* text, MD_SIZE size, void* sink) { static_cast<std::string*>(sink)->append(text, size); }, &out,
+      MD_FLAG_TABLES | MD_FLAG_NOHTML, 0);
+  if (failed) throw std::runtime_error("cannot render the page's Markdown to HTML (md4c failed)");
+  return out;
+}
+
+// The paragraph md4c makes of a chart's image link, `<p><img src="charts/ID.svg" alt="..."></p>`,
+// replaced by the chart's figure with its SVG inlined.
+void inline_figure(std::string& html, const ChartWriter::Figure& f) {
+  const std::string image = "<p><img src=\"charts/" + f.id + ".svg\"";
+  const std::size_t at = html.find(image);
+  if (at == std::string::npos) return;
+  const std::size_t end = html.find("</p>", at);
+  if (end == std::string::npos) return;
+  html.replace(at, end + 4 - at,
+               "<figure class=\"chart\" id=\"" + f.id + "\">\n" + f.svg + "\n<figcaption>" + html_escape(f.title) +
+                   "</figcaption>\n</figure>");
+}
+
+}  // namespace
+
+std::string html_page(const std::string& title, const std::string& markdown, const ChartWriter* charts, const std::string& style) {
+  std::string body = render_markdown(markdown);
+  if (charts)
+    for (const auto& f : charts->figures()) inline_figure(body, f);
+  return html_head(title, style) + body + (charts ? kChartCheck : "") + "</body>\n</html>\n";
 }
 
 ChartWriter::ChartWriter(std::filesystem::path dir) : dir_(std::move(dir)) { std::filesystem::create_directories(dir_ / "charts"); }
 
-bool ChartWriter::add(const Chart& chart, const std::string& id, std::string& md, std::string& html) {
+bool ChartWriter::add(const Chart& chart, const std::string& id, std::string& md) {
   if (!warnings_.empty()) return false;
   Result<std::string> svg = render_svg(chart);
   if (!svg) {
@@ -99,16 +125,13 @@ bool ChartWriter::add(const Chart& chart, const std::string& id, std::string& md
   }
   write_file(dir_ / "charts" / (id + ".svg"), *svg);
   md += "![" + chart.title + "](charts/" + id + ".svg)\n\n";
-  html += "<figure class=\"chart\" id=\"" + id + "\">\n" + inline_svg(*svg, id + "-") + "\n<figcaption>" + html_escape(chart.title) +
-          "</figcaption>\n</figure>\n";
-  ++charts_;
+  figures_.push_back({id, chart.title, inline_svg(*svg, id + "-")});
   return true;
 }
 
-void ChartWriter::left_out_note(std::string& md, std::string& html) const {
+void ChartWriter::left_out_note(std::string& md) const {
   if (warnings_.empty()) return;
   md += "_Charts left out: " + warnings_.front() + "_\n\n";
-  html += "<p class=\"warn\">Charts left out: " + html_escape(warnings_.front()) + "</p>\n";
 }
 
 }  // namespace vramsim::reports::page

@@ -1,6 +1,6 @@
-// What vramsim's pages share (a sweep's report, validate --report, compare's page): escaping,
-// tables in Markdown and HTML, the style sheet and the headless-browser check of the report
-// pages, and whole-file writes.
+// What vramsim's pages share (a sweep's report, validate --report, compare's page): each is
+// written once in Markdown and rendered to HTML by md4c (html_page), with its charts inlined,
+// the style sheet and the headless-browser check; tables in Markdown; whole-file writes.
 #pragma once
 
 #include <filesystem>
@@ -19,8 +19,7 @@ struct ReportTable {
 namespace page {
 
 std::string html_escape(const std::string& s);
-std::string md_table(const ReportTable& t);    // cells' '|' escaped, newlines made spaces
-std::string html_table(const ReportTable& t);  // cells escaped
+std::string md_table(const ReportTable& t);  // cells' '|' escaped, newlines made spaces
 // The report pages' inline style sheet (no file it must fetch: opens offline).
 extern const char* const kStyle;
 // A script that marks the page once laid out with the number of charts drawn and visible
@@ -30,26 +29,38 @@ extern const char* const kChartCheck;
 // Writes `text` to `p` atomically (core/output_file.h); throws std::runtime_error with the reason.
 void write_file(const std::filesystem::path& p, const std::string& text);
 
-// A report page's opening, up to its first heading: doctype, title, kStyle, <h1>title</h1>.
-std::string html_head(const std::string& title);
+class ChartWriter;
 
-// Puts charts on a page: each drawn by gnuplot into DIR/charts/ID.svg, linked from the
-// Markdown and inlined in the HTML. After the first chart gnuplot cannot draw (it is missing,
+// A report page written once, in Markdown, made a self-contained HTML page: `markdown` rendered
+// by md4c (tables; raw HTML in the text is escaped, not passed through), titled `title`, styled
+// by kStyle (and `style`, appended), each chart `charts` added inlined as an SVG figure where the
+// Markdown links it, and kChartCheck.
+std::string html_page(const std::string& title, const std::string& markdown, const ChartWriter* charts,
+                      const std::string& style = {});
+
+// Puts charts on a page: each drawn by gnuplot into DIR/charts/ID.svg and linked from the
+// Markdown; html_page inlines them. After the first chart gnuplot cannot draw (it is missing,
 // say) the rest are left out, and the page says why once (left_out_note).
 class ChartWriter {
  public:
   explicit ChartWriter(std::filesystem::path dir);
-  // Appends `chart` to `md` and `html` as figure `id`; false when it is left out.
-  bool add(const Chart& chart, const std::string& id, std::string& md, std::string& html);
-  // The "charts left out" line, when a chart was: appended to both.
-  void left_out_note(std::string& md, std::string& html) const;
-  std::size_t charts() const { return charts_; }
+  // Appends `chart` to `md` as figure `id`; false when it is left out.
+  bool add(const Chart& chart, const std::string& id, std::string& md);
+  // The "charts left out" line, when a chart was: appended to `md`.
+  void left_out_note(std::string& md) const;
+  std::size_t charts() const { return figures_.size(); }
   // "charts left out: WHY", once, or nothing.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
+  // A chart added: its id, title and SVG as inlined in the HTML.
+  struct Figure {
+    std::string id, title, svg;
+  };
+  const std::vector<Figure>& figures() const { return figures_; }
+
  private:
   std::filesystem::path dir_;
-  std::size_t charts_ = 0;
+  std::vector<Figure> figures_;
   std::vector<std::string> warnings_;
 };
 

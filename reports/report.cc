@@ -15,15 +15,20 @@
 namespace vramsim::reports {
 namespace {
 namespace fs = std::filesystem;
-using page::html_escape;
-using page::html_table;
 using page::md_table;
 using page::write_file;
 
 std::string value_text(const SetValue& v) { return v ? *v : "(unset)"; }
 
+// A fence for `text` as a Markdown code block: longer than any run of backticks in it.
+std::string fence_for(const std::string& text) {
+  std::size_t longest = 0, run = 0;
+  for (char c : text) longest = std::max(longest, run = c == '`' ? run + 1 : 0);
+  return std::string(std::max<std::size_t>(3, longest + 1), '`');
+}
+
 // The study's inputs: scenario, seed, fixed overrides, axes, the files verbatim.
-void inputs(const Study& s, std::string& md, std::string& html) {
+void inputs(const Study& s, std::string& md) {
   ReportTable axes;
   axes.header = {"axis", "key", "values", "labels"};
   for (const auto& d : s.dimensions)
@@ -42,14 +47,10 @@ void inputs(const Study& s, std::string& md, std::string& html) {
   for (const auto& [k, v] : s.set) fixed.rows.push_back({k, value_text(v)});
   md += "## Inputs\n\nEvery point runs `vramsim run` on the scenario with these overrides, plus one value of each axis.\n\n" +
         md_table(fixed) + "\n" + md_table(axes) + "\n";
-  html += "<section id=\"inputs\">\n<h2>Inputs</h2>\n<p>Every point runs <code>vramsim run</code> on the scenario with "
-          "these overrides, plus one value of each axis.</p>\n" +
-          html_table(fixed) + html_table(axes);
   for (const auto& [path, text] : s.inputs) {
-    md += "### " + path + "\n\n```yaml\n" + text + (text.ends_with("\n") ? "" : "\n") + "```\n\n";
-    html += "<details><summary>" + html_escape(path) + "</summary>\n<pre>" + html_escape(text) + "</pre></details>\n";
+    const std::string fence = fence_for(text);
+    md += "### " + path + "\n\n" + fence + "yaml\n" + text + (text.ends_with("\n") ? "" : "\n") + fence + "\n\n";
   }
-  html += "</section>\n";
 }
 
 }  // namespace
@@ -81,30 +82,22 @@ ReportOutcome write_report(const fs::path& dir) {
                        std::to_string(failed) + " failed" + (missing ? ", " + std::to_string(missing) + " not run yet" : "");
 
   std::string md = "# " + study.title + "\n\n";
-  std::string html = page::html_head(study.title);
-  if (!study.description.empty()) {
-    md += study.description + "\n\n";
-    html += "<p>" + html_escape(study.description) + "</p>\n";
-  }
+  if (!study.description.empty()) md += study.description + "\n\n";
   md += "Study `" + study.name + "` (" + study.source + "): " + status + ". Made by `vramsim report`.\n\n";
-  html += "<p>Study <code>" + html_escape(study.name) + "</code> (" + html_escape(study.source) + "): " +
-          html_escape(status) + ". Made by <code>vramsim report</code>.</p>\n";
 
   page::ChartWriter charts(dir);
   for (std::size_t i = 0; i < study.sections.size(); ++i) {
     const SectionView v = section_view(study, rows, study.sections[i]);
     md += "## " + v.title + "\n\n" + v.intro + "\n\n";
-    html += "<section>\n<h2>" + html_escape(v.title) + "</h2>\n<p>" + html_escape(v.intro) + "</p>\n";
     for (std::size_t k = 0; k < v.charts.size(); ++k) {
       std::string id = "chart-";
       id += std::to_string(i + 1);
       if (v.charts.size() > 1) (id += '-') += std::to_string(k + 1);
-      charts.add(v.charts[k], id, md, html);
+      charts.add(v.charts[k], id, md);
     }
     md += md_table(v.table) + "\n";
-    html += html_table(v.table) + "</section>\n";
   }
-  charts.left_out_note(md, html);
+  charts.left_out_note(md);
   outcome.charts = charts.charts();
   outcome.warnings.insert(outcome.warnings.end(), charts.warnings().begin(), charts.warnings().end());
 
@@ -115,17 +108,12 @@ ReportOutcome write_report(const fs::path& dir) {
       const std::string label = study.label(*r.point);
       failures.rows.push_back({label.empty() ? study.name : label, r.record->find("error") ? r.record->find("error")->text() : ""});
     }
-  if (!failures.rows.empty()) {
-    md += "## Failed points\n\n" + md_table(failures) + "\n";
-    html += "<section id=\"failed\">\n<h2>Failed points</h2>\n" + html_table(failures) + "</section>\n";
-  }
-  inputs(study, md, html);
-  html += page::kChartCheck;
-  html += "</body>\n</html>\n";
+  if (!failures.rows.empty()) md += "## Failed points\n\n" + md_table(failures) + "\n";
+  inputs(study, md);
   outcome.markdown = dir / "report.md";
   outcome.html = dir / "report.html";
   write_file(outcome.markdown, md);
-  write_file(outcome.html, html);
+  write_file(outcome.html, page::html_page(study.title, md, &charts));
   return outcome;
 }
 

@@ -129,19 +129,12 @@ ValidationReportOutcome write_validation_report(const fs::path& dir, const Valid
 
   std::string md = "# " + title + "\n\n" + set.source + "\n\n" + status + ". Made by `vramsim validate " + set.name +
                    " --report`; |error| = |predicted / measured - 1|.\n\n";
-  std::string html = page::html_head(title) + "<p>" + page::html_escape(set.source) + "</p>\n<p>" + page::html_escape(status) + ". Made by <code>vramsim validate " +
-                     page::html_escape(set.name) + " --report</code>; |error| = |predicted / measured - 1|.</p>\n";
   auto open_section = [&](const std::string& heading, const std::string& text) {
     md += "## " + heading + "\n\n" + (text.empty() ? "" : text + "\n\n");
-    html += "<section>\n<h2>" + page::html_escape(heading) + "</h2>\n" + (text.empty() ? "" : "<p>" + page::html_escape(text) + "</p>\n");
   };
   auto section = [&](const std::string& heading, const std::string& text, const std::vector<ReportTable>& tables) {
     open_section(heading, text);
-    for (const auto& t : tables) {
-      md += page::md_table(t) + "\n";
-      html += page::html_table(t);
-    }
-    html += "</section>\n";
+    for (const auto& t : tables) md += page::md_table(t) + "\n";
   };
   if (summary.present)
     section("Prediction rows",
@@ -163,13 +156,11 @@ ValidationReportOutcome write_validation_report(const fs::path& dir, const Valid
     for (const std::string unit : {"tokens/s", "seconds"}) {
       const Chart chart = kind_chart(results, kind, unit);
       if (chart.series.empty()) continue;
-      charts.add(chart, "chart-" + std::to_string(i + 1) + (unit == "seconds" ? "-s" : ""), md, html);
+      charts.add(chart, "chart-" + std::to_string(i + 1) + (unit == "seconds" ? "-s" : ""), md);
     }
-    const ReportTable t = validation_kind_table(results, kind);
-    md += page::md_table(t) + "\n";
-    html += page::html_table(t) + "</section>\n";
+    md += page::md_table(validation_kind_table(results, kind)) + "\n";
   }
-  charts.left_out_note(md, html);
+  charts.left_out_note(md);
   outcome.charts = charts.charts();
   outcome.warnings = charts.warnings();
   ReportTable not_run;
@@ -177,12 +168,10 @@ ValidationReportOutcome write_validation_report(const fs::path& dir, const Valid
   for (const auto& r : results)
     if (r.skipped) not_run.rows.push_back({r.spec->name, r.spec->kind, r.spec->engine, figure(r.spec->measured), r.spec->skip});
   if (!not_run.rows.empty()) section("Rows not simulated", "", {not_run});
-  html += page::kChartCheck;
-  html += "</body>\n</html>\n";
   outcome.markdown = dir / "report.md";
   outcome.html = dir / "report.html";
   page::write_file(outcome.markdown, md);
-  page::write_file(outcome.html, html);
+  page::write_file(outcome.html, page::html_page(title, md, &charts));
   return outcome;
 }
 
