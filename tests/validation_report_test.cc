@@ -106,6 +106,10 @@ TEST_CASE("validate report: a page per dataset, a chart per kind and unit, every
   // decode in tokens/s; serving in seconds.
   CHECK(outcome.charts == 2);
   CHECK(count(html, "<figure class=\"chart\"") == 2);
+  // Both pages from one Markdown text: the HTML's charts inlined where the Markdown links them.
+  CHECK(count(md, "](charts/chart-") == 2);
+  CHECK(count(html, "<img src=\"charts/") == 0);
+  CHECK_THAT(html, Catch::Contains("<td>dec-a</td>"));
   CHECK(fs::exists(dir / "charts" / "chart-1.svg"));
   CHECK(fs::exists(dir / "charts" / "chart-2-s.svg"));
   CHECK_THAT(md, Catch::Contains("![decode: predicted against measured (tokens/s)](charts/chart-1.svg)"));
