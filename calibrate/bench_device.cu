@@ -140,7 +140,7 @@ void bench_gemv(Context& ctx) {
   const int k = 4096;
   for (int m = 128; m <= 16384; m *= ctx.quick ? 4 : 2) {
     Value p = shape_param(m, k, 1);
-    const double bytes = p["bytes"].as_number();
+    const double bytes = p["bytes"].number();
     const Stats st = record(ctx, "gemv.sweep", std::move(p), "s", run_shape(m, k, 1));
     xs.push_back(bytes);
     ys.push_back(st.median);

@@ -1,5 +1,7 @@
 #include "calibrate/report.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include "core/json.h"
 #include "core/units.h"
 
@@ -145,60 +147,6 @@ std::string format_number(double v) {
 
 // ---- value tree ---------------------------------------------------------------------------
 
-Value Value::boolean(bool b) {
-  Value v;
-  v.kind_ = Kind::Bool;
-  v.bool_ = b;
-  return v;
-}
-
-Value Value::number(double d) {
-  Value v;
-  v.kind_ = Kind::Number;
-  v.number_ = d;
-  return v;
-}
-
-Value Value::string(std::string s) {
-  Value v;
-  v.kind_ = Kind::String;
-  v.string_ = std::move(s);
-  return v;
-}
-
-Value Value::array() {
-  Value v;
-  v.kind_ = Kind::Array;
-  return v;
-}
-
-Value Value::object() {
-  Value v;
-  v.kind_ = Kind::Object;
-  return v;
-}
-
-Value& Value::operator[](const std::string& key) {
-  if (kind_ == Kind::Null) kind_ = Kind::Object;
-  for (auto& m : members_)
-    if (m.first == key) return m.second;
-  members_.emplace_back(key, Value());
-  return members_.back().second;
-}
-
-const Value* Value::find(const std::string& key) const {
-  if (kind_ != Kind::Object) return nullptr;
-  for (const auto& m : members_)
-    if (m.first == key) return &m.second;
-  return nullptr;
-}
-
-Value& Value::push(Value v) {
-  if (kind_ == Kind::Null) kind_ = Kind::Array;
-  items_.push_back(std::move(v));
-  return items_.back();
-}
-
 Value number_array(const std::vector<double>& v) {
   Value a = Value::array();
   for (double d : v) a.push(Value::number(d));
@@ -215,73 +163,14 @@ Value stats_value(const Stats& s) {
   return o;
 }
 
-// ---- JSON ----------------------------------------------------------------------------------
+// ---- JSON and YAML -------------------------------------------------------------------------
 
 namespace {
 
-// JSON string literal: the project's one escaping (core/json.h).
-std::string json_quote(const std::string& s) {
-  std::string quoted = "\"";
-  (quoted += json::escape(s)) += '"';
-  return quoted;
-}
+bool is_scalar(const Value& v) { return v.kind() != Value::Kind::Array && v.kind() != Value::Kind::Object; }
 
-bool is_scalar(const Value& v) {
-  return v.kind() != Value::Kind::Array && v.kind() != Value::Kind::Object;
-}
-
-void json_rec(std::ostream& out, const Value& v, int indent, int depth) {
-  const std::string pad(static_cast<std::size_t>(indent * (depth + 1)), ' ');
-  const std::string pad_end(static_cast<std::size_t>(indent * depth), ' ');
-  switch (v.kind()) {
-    case Value::Kind::Null: out << "null"; break;
-    case Value::Kind::Bool: out << (v.as_bool() ? "true" : "false"); break;
-    case Value::Kind::Number: out << format_number(v.as_number()); break;
-    case Value::Kind::String: out << json_quote(v.as_string()); break;
-    case Value::Kind::Array: {
-      if (v.items().empty()) {
-        out << "[]";
-        break;
-      }
-      // Arrays of scalars (sample lists) on one line: raw files stay scannable.
-      const bool flat = std::all_of(v.items().begin(), v.items().end(), is_scalar);
-      if (flat) {
-        out << '[';
-        for (std::size_t i = 0; i < v.items().size(); ++i) {
-          if (i) out << ", ";
-          json_rec(out, v.items()[i], indent, depth + 1);
-        }
-        out << ']';
-        break;
-      }
-      out << "[\n";
-      for (std::size_t i = 0; i < v.items().size(); ++i) {
-        out << pad;
-        json_rec(out, v.items()[i], indent, depth + 1);
-        out << (i + 1 < v.items().size() ? ",\n" : "\n");
-      }
-      out << pad_end << ']';
-      break;
-    }
-    case Value::Kind::Object: {
-      if (v.members().empty()) {
-        out << "{}";
-        break;
-      }
-      out << "{\n";
-      for (std::size_t i = 0; i < v.members().size(); ++i) {
-        out << pad << json_quote(v.members()[i].first) << ": ";
-        json_rec(out, v.members()[i].second, indent, depth + 1);
-        out << (i + 1 < v.members().size() ? ",\n" : "\n");
-      }
-      out << pad_end << '}';
-      break;
-    }
-  }
-}
-
-// ---- YAML ----------------------------------------------------------------------------------
-
+// Whether YAML would misread `s` written plain: a null, boolean or number word, a leading
+// indicator, a ": " or " #", a control character. Such a string is written double-quoted.
 bool yaml_needs_quotes(const std::string& s) {
   if (s.empty()) return true;
   static const char* const kReserved[] = {"null", "Null", "NULL", "~",   "true", "True", "TRUE",
@@ -296,88 +185,64 @@ bool yaml_needs_quotes(const std::string& s) {
   if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos) return true;
   for (unsigned char c : s)
     if (c < 0x20) return true;
-  // Would it read as a number? (e.g. "1.5", "1e3", ".5"): then quote to keep it a string.
-  char* end = nullptr;
+  char* end = nullptr;  // would it read as a number ("1.5", "1e3", ".5")?
   (void)std::strtod(s.c_str(), &end);
-  if (end != nullptr && *end == '\0') return true;
-  return false;
+  return end != nullptr && *end == '\0';
 }
 
-std::string yaml_scalar(const Value& v) {
+void emit_string(YAML::Emitter& e, const std::string& s) {
+  if (yaml_needs_quotes(s)) e << YAML::DoubleQuoted;
+  e << s;
+}
+
+// A value through yaml-cpp's emitter: mappings in block style, lists of scalars (sample lists)
+// and the items of a list of mappings in flow style, so that a file stays short and scannable.
+void emit(YAML::Emitter& e, const Value& v, bool flow) {
   switch (v.kind()) {
-    case Value::Kind::Null: return "null";
-    case Value::Kind::Bool: return v.as_bool() ? "true" : "false";
-    case Value::Kind::Number: return format_number(v.as_number());
-    case Value::Kind::String:
-      return yaml_needs_quotes(v.as_string()) ? json_quote(v.as_string()) : v.as_string();
-    default: return "";
-  }
-}
-
-std::string yaml_flow(const Value& v) {
-  if (is_scalar(v)) return yaml_scalar(v);
-  std::string out;
-  if (v.kind() == Value::Kind::Array) {
-    out = "[";
-    for (std::size_t i = 0; i < v.items().size(); ++i) {
-      if (i) out += ", ";
-      out += yaml_flow(v.items()[i]);
+    case Value::Kind::Null: e << YAML::Null; break;
+    case Value::Kind::Bool: e << v.truth(); break;
+    case Value::Kind::Number: e << v.text(); break;  // the shortest text that reads back (json::Value::number)
+    case Value::Kind::String: emit_string(e, v.text()); break;
+    case Value::Kind::Array: {
+      const bool items_flow = flow || std::all_of(v.items().begin(), v.items().end(), is_scalar);
+      if (items_flow) e << YAML::Flow;
+      e << YAML::BeginSeq;
+      for (const auto& item : v.items()) emit(e, item, true);
+      e << YAML::EndSeq;
+      break;
     }
-    return out + "]";
+    case Value::Kind::Object:
+      if (flow || v.members().empty()) e << YAML::Flow;
+      e << YAML::BeginMap;
+      for (const auto& [key, member] : v.members()) {
+        e << YAML::Key;
+        emit_string(e, key);
+        e << YAML::Value;
+        emit(e, member, flow);
+      }
+      e << YAML::EndMap;
+      break;
   }
-  out = "{";
-  for (std::size_t i = 0; i < v.members().size(); ++i) {
-    if (i) out += ", ";
-    const std::string& k = v.members()[i].first;
-    out += (yaml_needs_quotes(k) ? json_quote(k) : k) + ": " + yaml_flow(v.members()[i].second);
-  }
-  return out + "}";
-}
-
-bool flat_array(const Value& v) {
-  return v.kind() == Value::Kind::Array &&
-         std::all_of(v.items().begin(), v.items().end(), is_scalar);
-}
-
-void yaml_object(std::ostream& out, const Value& v, int depth);
-
-void yaml_member(std::ostream& out, const std::string& key, const Value& val, int depth) {
-  const std::string pad(static_cast<std::size_t>(2 * depth), ' ');
-  out << pad << (yaml_needs_quotes(key) ? json_quote(key) : key) << ':';
-  if (is_scalar(val) || flat_array(val) ||
-      (val.kind() == Value::Kind::Object && val.members().empty())) {
-    out << ' ' << yaml_flow(val) << '\n';
-  } else if (val.kind() == Value::Kind::Object) {
-    out << '\n';
-    yaml_object(out, val, depth + 1);
-  } else {
-    // Array of compound values: "- " items, each in flow style (kept short by callers).
-    out << '\n';
-    for (const auto& item : val.items()) out << pad << "  - " << yaml_flow(item) << '\n';
-  }
-}
-
-void yaml_object(std::ostream& out, const Value& v, int depth) {
-  for (const auto& m : v.members()) yaml_member(out, m.first, m.second, depth);
 }
 
 }  // namespace
 
-void write_json(std::ostream& out, const Value& v, int indent) {
-  json_rec(out, v, indent, 0);
-  out << '\n';
+void write_json(std::ostream& out, const Value& v) {
+  json::Writer w;
+  json::write(w, v);
+  out << w.str() << '\n';
 }
 
 void write_yaml(std::ostream& out, const Value& v) {
-  if (v.kind() == Value::Kind::Object)
-    yaml_object(out, v, 0);
-  else
-    out << yaml_flow(v) << '\n';
+  YAML::Emitter e;
+  e.SetNullFormat(YAML::LowerNull);  // `null`, as the files have always said (not `~`)
+  emit(e, v, false);
+  out << e.c_str() << '\n';
 }
 
-std::string to_json(const Value& v, int indent) {
+std::string to_json(const Value& v) {
   std::ostringstream s;
-  write_json(s, v, indent);
+  write_json(s, v);
   return s.str();
 }
 
@@ -395,8 +260,8 @@ std::string series_line(const std::string& name, const Value& params, const std:
   };
   std::string line = name;
   for (const auto& [key, value] : params.members()) {
-    if (value.kind() == Value::Kind::Number) line += " " + key + "=" + format_number(value.as_number());
-    else if (value.kind() == Value::Kind::String) line += " " + key + "=" + value.as_string();
+    if (value.kind() == Value::Kind::Number) line += " " + key + "=" + format_number(value.number());
+    else if (value.kind() == Value::Kind::String) line += " " + key + "=" + value.text();
   }
   line += ": median " + figure(s.median) + " (min " + figure(s.min) + ", n " + std::to_string(s.n) + ")";
   return line;

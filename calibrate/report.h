@@ -1,8 +1,9 @@
 // Plain C++ (no CUDA) half of vramsim-calibrate: statistics over trials, the least-squares
 // fit t = t0 + bytes / bandwidth, unit formatting in the project's style ("13.9GB/s",
-// "2.1us", "575W") and a small ordered value tree written out as JSON or YAML.
-// Kept free of CUDA headers (and C++17-compatible, since nvcc compiles it too) so that it
-// can be unit-tested on machines without a GPU.
+// "2.1us", "575W"), and the outputs' value tree (core's JSON tree) written out as JSON (core's
+// writer) or YAML (yaml-cpp's emitter). Kept free of CUDA headers so that it can be
+// unit-tested on machines without a GPU, and C++17 (nvcc compiles it as C++17 where CMake does
+// not know its C++20), as are the core headers it includes (json_value.h, json.h, result.h).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/json_value.h"
 
 namespace vramsim::calibrate {
 
@@ -69,45 +72,11 @@ std::string format_power(double watts);                 // "575W"
 std::string format_bytes_mib(double bytes);             // "24564MiB"
 std::string format_number(double v);                    // shortest round-trip-ish text, JSON-safe
 
-// ---- ordered value tree ------------------------------------------------------------------
+// ---- the value tree of the outputs -------------------------------------------------------
 
-// A JSON-like value whose object keys keep insertion order (for readable output).
-class Value {
- public:
-  enum class Kind { Null, Bool, Number, String, Array, Object };
-
-  Value() = default;                      // null
-  static Value null() { return Value(); }
-  static Value boolean(bool b);
-  static Value number(double d);          // non-finite numbers are written as null
-  static Value string(std::string s);
-  static Value array();
-  static Value object();
-
-  Kind kind() const { return kind_; }
-  bool is_null() const { return kind_ == Kind::Null; }
-
-  // Object access: inserts a null member (turning a null value into an object) if missing.
-  Value& operator[](const std::string& key);
-  // Object lookup without insertion; nullptr when absent or not an object.
-  const Value* find(const std::string& key) const;
-  // Array append (turning a null value into an array); returns the new element.
-  Value& push(Value v);
-
-  bool as_bool() const { return bool_; }
-  double as_number() const { return number_; }
-  const std::string& as_string() const { return string_; }
-  const std::vector<Value>& items() const { return items_; }
-  const std::vector<std::pair<std::string, Value>>& members() const { return members_; }
-
- private:
-  Kind kind_ = Kind::Null;
-  bool bool_ = false;
-  double number_ = 0.0;
-  std::string string_;
-  std::vector<Value> items_;
-  std::vector<std::pair<std::string, Value>> members_;
-};
+// The raw JSON and the YAML summary are built as core's ordered JSON tree (core/json_value.h):
+// Value::object(), v["key"] = Value::number(1.5), list.push(...).
+using Value = json::Value;
 
 // Convenience: a number array from samples.
 Value number_array(const std::vector<double>& v);
@@ -120,11 +89,12 @@ Value stats_value(const Stats& s);
 // k=v, times ("s") and powers ("W") in the project's unit strings, other units as "number unit".
 std::string series_line(const std::string& name, const Value& params, const std::string& unit, const Stats& s);
 
-void write_json(std::ostream& out, const Value& v, int indent = 2);
-// Block-style YAML; strings are quoted only when YAML would otherwise misread them.
+// JSON through core's writer (json::write); YAML through yaml-cpp's emitter, mappings in block
+// style and lists of scalars in flow style, a string quoted only where YAML would misread it.
+void write_json(std::ostream& out, const Value& v);
 void write_yaml(std::ostream& out, const Value& v);
 
-std::string to_json(const Value& v, int indent = 2);
+std::string to_json(const Value& v);
 std::string to_yaml(const Value& v);
 
 // ---- what the calibration YAML may say (hw/calibration.cc reads it back) -----------------

@@ -1,6 +1,7 @@
 #include "core/json_value.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -13,6 +14,27 @@ Value Value::number_text(std::string text) { return Value(Kind::Number, std::mov
 Value Value::boolean(bool b) { return Value(Kind::Bool, b ? "true" : "false"); }
 Value Value::object() { return Value(Kind::Object, {}); }
 Value Value::array() { return Value(Kind::Array, {}); }
+
+Value Value::number(double d) {
+  if (!std::isfinite(d)) return Value();
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
+  return Value(Kind::Number, std::string(buf, end));
+}
+
+Value& Value::operator[](const std::string& key) {
+  if (kind_ == Kind::Null) kind_ = Kind::Object;
+  for (auto& [k, v] : members_)
+    if (k == key) return v;
+  members_.emplace_back(key, Value());
+  return members_.back().second;
+}
+
+Value& Value::push(Value v) {
+  if (kind_ == Kind::Null) kind_ = Kind::Array;
+  items_.push_back(std::move(v));
+  return items_.back();
+}
 
 double Value::number() const { return kind_ == Kind::Number ? std::strtod(text_.c_str(), nullptr) : std::nan(""); }
 

@@ -1,6 +1,8 @@
-// Reading JSON back: a small strict parser into an ordered tree. Numbers keep the text they
+// JSON as an ordered tree: read back by a small strict parser, or built (vramsim-calibrate's
+// raw results) and written by json::write. Numbers keep the text they
 // were written with, so a value read and written again (json::write) is byte-identical to
 // what json::Writer produced. Used to read `vramsim run --json` outputs and results files.
+// C++17 only: vramsim-calibrate's CUDA sources include it (calibrate/report.h).
 #pragma once
 
 #include <optional>
@@ -25,6 +27,9 @@ class Value {
   static Value boolean(bool b);
   static Value object();
   static Value array();
+  // A number as json::Writer writes it: the shortest text that reads back as `d`; null when
+  // `d` is not finite.
+  static Value number(double d);
 
   Kind kind() const { return kind_; }
   bool is_null() const { return kind_ == Kind::Null; }
@@ -48,8 +53,13 @@ class Value {
   Value& set(std::string key, Value v);
   void erase(std::string_view key);
 
+  // Objects: the member `key`, a null one appended when missing (a null value becomes an
+  // object first), for building a tree in order.
+  Value& operator[](const std::string& key);
+
   const std::vector<Value>& items() const { return items_; }
-  void push(Value v) { items_.push_back(std::move(v)); }
+  // Appends to an array (a null value becomes one first); returns the new element.
+  Value& push(Value v);
 
  private:
   friend class Parser;

@@ -6,6 +6,7 @@
 
 #include "calibrate/nvml_loader.h"
 #include "calibrate/report.h"
+#include "core/config_tree.h"
 #include "core/units.h"
 
 using namespace vramsim;
@@ -85,4 +86,38 @@ TEST_CASE("calibrate: NVML is opened at run time, all of its entry points or a r
     CHECK_THAT(api.missing, Catch::Contains("libnvidia-ml.so.1"));
     if (!api.error_string) CHECK(api.error(999) == "NVML error 999");
   }
+}
+
+TEST_CASE("calibrate: the summary YAML through yaml-cpp's emitter, read back by the config reader", "[calibrate]") {
+  using calibrate::Value;
+  Value summary = Value::object();
+  summary["name"] = Value::string("h200");
+  summary["measured"] = Value();
+  summary["mode"] = Value::string("true");  // a string YAML would read as a boolean: quoted
+  Value& pcie = summary["pcie"];
+  pcie["h2d"]["bandwidth"] = Value::string("13.9GB/s");
+  pcie["h2d"]["fit_r2"] = Value::number(0.9987);
+  pcie["samples"] = calibrate::number_array({1.5, 2, 0.1});
+  pcie["sizes"].push(Value::object())["bytes"] = Value::number(4096);
+  summary["ok"] = Value::boolean(true);
+  const std::string yaml = calibrate::to_yaml(summary);
+  CHECK(yaml ==
+        "name: h200\n"
+        "measured: null\n"
+        "mode: \"true\"\n"
+        "pcie:\n"
+        "  h2d:\n"
+        "    bandwidth: 13.9GB/s\n"
+        "    fit_r2: 0.9987\n"
+        "  samples: [1.5, 2, 0.1]\n"
+        "  sizes:\n"
+        "    - {bytes: 4096}\n"
+        "ok: true\n");
+  const auto tree = config::parse_yaml(yaml, "summary.yaml");
+  REQUIRE(tree);
+  CHECK(tree->find("mode")->text() == "true");
+  CHECK(tree->find("mode")->quoted());
+  CHECK(tree->find("pcie")->find("h2d")->find("bandwidth")->text() == "13.9GB/s");
+  // The raw JSON through core's writer: numbers in their shortest round-trip text.
+  CHECK(calibrate::to_json(*summary.find("pcie")->find("samples")) == "[\n  1.5,\n  2,\n  0.1\n]\n");
 }
