@@ -1,5 +1,7 @@
 #include "calibrate/log_fit.h"
 
+#include <fmt/printf.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -167,18 +169,14 @@ LogRecord read_strata_generation(Scanner& sc, std::size_t line_no) {
   // A time printed as 0 ms was under 0.5 ms: tokens decoded after the first (the prefill's)
   // in that time give at least generated / 0.5 ms.
   if (r.gen_tokens > 1 && ms <= 0 && r.decode_tok_s < static_cast<double>(r.gen_tokens) / 0.5e-3 - 0.05) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "%lld tokens generated in %g ms at %.1f tok/s: the tokens after the first need decode time, "
-                  "the line contradicts itself", static_cast<long long>(r.gen_tokens), ms, r.decode_tok_s);
-    sc.fail_at(1, buf);
+    sc.fail_at(1, fmt::sprintf("%lld tokens generated in %g ms at %.1f tok/s: the tokens after the first need decode time, "
+                  "the line contradicts itself", static_cast<long long>(r.gen_tokens), ms, r.decode_tok_s));
   }
   if (r.gen_tokens > 0 && ms > 0) {
     const double rate = static_cast<double>(r.gen_tokens) / r.decode_s;
     if (std::fabs(r.decode_tok_s - rate) > rate * std::max(0.01, 0.5 / ms) + 0.05) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "the rate (%.1f tok/s) is not %lld tokens in %g ms (%.1f tok/s): the line contradicts itself",
-                    r.decode_tok_s, static_cast<long long>(r.gen_tokens), ms, rate);
-      sc.fail_at(1, buf);
+      sc.fail_at(1, fmt::sprintf("the rate (%.1f tok/s) is not %lld tokens in %g ms (%.1f tok/s): the line contradicts itself",
+                                 r.decode_tok_s, static_cast<long long>(r.gen_tokens), ms, rate));
     }
   }
   // The draft figures are optional (the case study's published line elides them).
@@ -206,17 +204,13 @@ void check_percent(Scanner& sc, const char* what, double printed, std::int64_t p
   // Nothing counted: the printed figure can only be 0 ("0.0% (0 hits / 0 lookups)").
   if (whole <= 0 && std::fabs(printed) <= 0.5 * std::pow(10.0, -decimals) + 1e-9) return;
   if (whole <= 0) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "the %s (%g%%) is of %lld / %lld: nothing was counted, the line contradicts itself", what,
-                  printed, static_cast<long long>(part), static_cast<long long>(whole));
-    sc.fail_at(1, buf);
+    sc.fail_at(1, fmt::sprintf("the %s (%g%%) is of %lld / %lld: nothing was counted, the line contradicts itself", what,
+                  printed, static_cast<long long>(part), static_cast<long long>(whole)));
   }
   const double pct = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
   if (std::fabs(printed - pct) <= 0.5 * std::pow(10.0, -decimals) + 1e-9) return;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "the %s (%g%%) is not %lld / %lld (%.*f%%): the line contradicts itself", what, printed,
-                static_cast<long long>(part), static_cast<long long>(whole), decimals, pct);
-  sc.fail_at(1, buf);
+  sc.fail_at(1, fmt::sprintf("the %s (%g%%) is not %lld / %lld (%.*f%%): the line contradicts itself", what, printed,
+                static_cast<long long>(part), static_cast<long long>(whole), decimals, pct));
 }
 
 void read_strata_cache(Scanner& sc, LogRecord& r) {
@@ -259,10 +253,8 @@ LlamaTiming read_llama_timing(Scanner& sc) {
   // The rate (count / time) is what the records give: a time so short that it overflows is no
   // engine's ("1e-300 ms"), and would put an infinite rate into every statistic.
   if (t.seconds > 0 && !std::isfinite(static_cast<double>(t.count) / t.seconds)) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%lld in %g ms is an infinite rate: the time is too short for any engine to print",
-                  static_cast<long long>(t.count), t.seconds * 1e3);
-    sc.fail_at(time_at, buf);
+    sc.fail_at(time_at, fmt::sprintf("%lld in %g ms is an infinite rate: the time is too short for any engine to print",
+                                     static_cast<long long>(t.count), t.seconds * 1e3));
   }
   t.tokens = sc.try_lit("tokens");
   if (!t.tokens && !sc.try_lit("runs")) sc.fail("expected \"tokens\" or \"runs\"");
@@ -281,10 +273,9 @@ LlamaTiming read_llama_timing(Scanner& sc) {
       const double lo_ms = std::max(ms - 0.005, 1e-9), hi_ms = ms + 0.005;
       auto within = [](double got, double lo, double hi) { return got >= 0.99 * lo - 0.006 && got <= 1.01 * hi + 0.006; };
       if (!within(*per_token_ms, lo_ms / n, hi_ms / n) || !within(*per_second, n * 1e3 / hi_ms, n * 1e3 / lo_ms)) {
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "%lld in %g ms is %.2f ms each and %.2f per second, not %.2f and %.2f: the line contradicts itself",
-                      static_cast<long long>(t.count), ms, ms / n, n * 1e3 / ms, *per_token_ms, *per_second);
-        sc.fail_at(at, buf);
+        sc.fail_at(at, fmt::sprintf("%lld in %g ms is %.2f ms each and %.2f per second, not %.2f and %.2f: the line contradicts "
+                                    "itself",
+                                    static_cast<long long>(t.count), ms, ms / n, n * 1e3 / ms, *per_token_ms, *per_second));
       }
     }
   }

@@ -1,5 +1,6 @@
 #include "calibrate/report.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/json.h"
@@ -100,17 +101,11 @@ namespace {
 // Three significant digits without exponent notation: 4823 -> "4823", 13.94 -> "13.9",
 // 2.134 -> "2.13", 0.5123 -> "0.512".
 std::string three_digits(double v) {
-  char buf[64];
   const double a = std::fabs(v);
-  if (a >= 100.0 || a == 0.0)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else if (a >= 10.0)
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-  else if (a >= 1.0)
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
+  if (a >= 100.0 || a == 0.0) return fmt::format("{:.0f}", v);
+  if (a >= 10.0) return fmt::format("{:.1f}", v);
+  if (a >= 1.0) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.3g}", v);
 }
 
 }  // namespace
@@ -130,19 +125,12 @@ std::string format_time(double seconds) {
 std::string format_power(double watts) { return three_digits(watts) + "W"; }
 
 std::string format_bytes_mib(double bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0fMiB", bytes / (1024.0 * 1024.0));
-  return buf;
+  return fmt::format("{:.0f}MiB", bytes / (1024.0 * 1024.0));
 }
 
 std::string format_number(double v) {
   if (!std::isfinite(v)) return "null";
-  char buf[64];
-  if (v == std::floor(v) && std::fabs(v) < 1e15)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
+  return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:.10g}", v);
 }
 
 // ---- value tree ---------------------------------------------------------------------------

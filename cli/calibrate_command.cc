@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <fmt/format.h>
 
 #include "calibrate/log_fit.h"
 #include "calibrate/report.h"
@@ -17,6 +18,7 @@
 #include "cli/write_error.h"
 #include "core/config_reader.h"
 #include "core/json.h"
+#include "core/units.h"
 
 namespace vramsim::cli {
 namespace {
@@ -71,11 +73,7 @@ std::string number_text(double v) {
   return std::string(buf, res.ptr);
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+using units::fixed;
 
 // Residual of one record under a step fit, when the record took part in it.
 std::optional<double> residual(const calibrate::StepFit& f, const calibrate::LogRecord& r, std::optional<double> max_x) {
@@ -152,9 +150,7 @@ std::string with_error(double seconds, double stderr_s) {
                                                                                                        : std::pair{1.0, "s"};
   const double se = stderr_s * scale;
   const int decimals = se > 0 && std::isfinite(se) ? std::clamp(static_cast<int>(-std::floor(std::log10(se))), 0, 6) : 3;
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.*f%s +- %.*f%s", decimals, seconds * scale, unit, decimals, se, unit);
-  return buf;
+  return fmt::format("{:.{}f}{} +- {:.{}f}{}", seconds * scale, decimals, unit, se, decimals, unit);
 }
 
 void print_fit(std::ostream& o, const calibrate::StepFit& f, const char* name, const char* per) {

@@ -1,5 +1,6 @@
 #include "cli/calibrate_engine.h"
 
+#include <fmt/printf.h>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -24,11 +25,7 @@ namespace vramsim::cli {
 namespace {
 namespace fs = std::filesystem;
 
-std::string text(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+std::string text(const char* printf_format, double v) { return fmt::sprintf(printf_format, v); }
 
 // A scalar as YAML: plain when it reads back as the same text, else double-quoted.
 std::string yaml_scalar(const config::Node& n) {

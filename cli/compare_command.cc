@@ -26,6 +26,7 @@
 #include "reports/page.h"
 #include "workloads/gguf_model.h"
 #include "reports/parallel_children.h"
+#include "core/units.h"
 
 namespace vramsim::cli {
 namespace {
@@ -223,11 +224,7 @@ void attach_errors(CompareCell& c, const CompareOption& o, const CardErrors& err
   if (!several) take("prefill", c.prefill_error, c.prefill_rows);
 }
 
-std::string fixed(double v, int d) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", d, v);
-  return b;
-}
+using units::fixed;
 
 // Whether any option has a cost per token to go by (token_cost): a rent or the owner's kWh price.
 bool priced_tokens(const CompareSpec& spec) {

@@ -9,6 +9,7 @@
 #include "workloads/gguf_model.h"
 #include "hw/gpu.h"
 #include "reports/validation.h"
+#include "core/units.h"
 
 namespace vramsim::cli {
 namespace {
@@ -16,11 +17,7 @@ namespace {
 using config::MapReader;
 using config::Node;
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+using units::fixed;
 
 // A speed as users read it: 3 significant figures at most, no trailing ".0" below 10.
 std::string speed(double v) { return v >= 100 ? fixed(v, 0) : v >= 10 ? fixed(v, 1) : fixed(v, 2); }

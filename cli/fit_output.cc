@@ -11,17 +11,9 @@
 namespace vramsim::cli {
 namespace {
 
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / units::kGiB);
-  return buf;
-}
+std::string gib(double bytes) { return units::format_gib(bytes); }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+using units::fixed;
 
 void write_footprint(json::Writer& j, const workloads::Footprint& f) {
   j.field("weights_gib", f.weights / units::kGiB)

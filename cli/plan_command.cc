@@ -37,6 +37,7 @@
 #include "reports/parallel_children.h"
 #include "sim/vram_plan.h"
 #include "workloads/formats.h"
+#include "core/units.h"
 
 namespace vramsim::cli {
 namespace {
@@ -84,11 +85,7 @@ dtype (auto or fp8), everything on the GPU.
 )";
 
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+using units::fixed;
 
 // A figure of run's JSON output (`section.key`, or `section` alone). Throws std::runtime_error
 // when it is missing or null (no request completed), except that `null_is_none` reads a null

@@ -13,16 +13,14 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <fmt/format.h>
 
 namespace vramsim::cli {
 
 // "m:ss" or "h:mm:ss".
 inline std::string clock_text(double s) {
   const long t = std::lround(s);
-  char buf[48];
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-  else std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
-  return buf;
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
 class RunProgressLog {

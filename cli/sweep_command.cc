@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <fmt/format.h>
 
 #include "cli/args.h"
 #include "cli/catalogue_access.h"
@@ -60,10 +61,7 @@ numbers, then the study's inputs. Works on a partial sweep too.
 
 std::string clock(double s) {
   const long t = std::lround(s);
-  char buf[32];
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-  else std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
-  return buf;
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
 void draw_progress(const reports::SweepProgress& p) {

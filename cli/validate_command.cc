@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdarg>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+
+#include <fmt/format.h>
 #include <optional>
 
 #include "cli/args.h"
@@ -30,23 +31,10 @@
 
 namespace vramsim::cli {
 namespace {
-// printf to std::cout: stdout is written only through std::cout (main checks that it was written).
-__attribute__((format(printf, 1, 2))) void print_to_cout(const char* format, ...) {
-  char buf[1024];
-  va_list args;
-  va_start(args, format);
-  const int n = std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  if (n < 0) return;
-  if (static_cast<std::size_t>(n) < sizeof buf) {
-    std::cout.write(buf, n);
-    return;
-  }
-  std::string big(static_cast<std::size_t>(n) + 1, '\0');
-  va_start(args, format);
-  std::vsnprintf(big.data(), big.size(), format, args);
-  va_end(args);
-  std::cout.write(big.data(), n);
+// fmt::format to std::cout: stdout is written only through std::cout (main checks that it was written).
+template <class... Args>
+void say(fmt::format_string<Args...> format, Args&&... args) {
+  std::cout << fmt::format(format, std::forward<Args>(args)...);
 }
 }  // namespace
 
@@ -87,11 +75,7 @@ reports::RunOutput run_one(const reports::ValidationRun& run, const config::Cata
   return out;
 }
 
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.1f" : std::fabs(v) >= 1 ? "%.3f" : "%.4f", v);
-  return buf;
-}
+std::string figure(double v) { return units::fixed(v, std::fabs(v) >= 100 ? 1 : std::fabs(v) >= 1 ? 3 : 4); }
 
 // validate's --json document (also DIR/validation.json of --report).
 std::string validation_json(const reports::ValidationSet& set, const std::vector<reports::CaseResult>& results,
@@ -257,59 +241,56 @@ int validate_command(const std::vector<std::string>& argv) {
     std::cout << json_text << "\n";
   } else {
     std::cout << "vramsim validate: " << set.name << " (" << set.source << ")\n\n";
-    print_to_cout("  %-44s %10s %10s %9s %9s  %-4s %s\n", "case", "predicted", "measured", "error", "tolerance", "", "role");
+    say("  {:<44} {:>10} {:>10} {:>9} {:>9}  {:<4} {}\n", "case", "predicted", "measured", "error", "tolerance", "", "role");
     for (const auto& r : results) {
       const auto& c = *r.spec;
       const bool rel = !(c.tolerance.absolute || c.measured == 0);
-      std::string err = r.predicted ? (rel ? fmt(100 * r.error) + "%" : fmt(r.error)) : "-";
-      std::string tol = rel ? fmt(100 * c.tolerance.value) + "%" : fmt(c.tolerance.value);
+      std::string err = r.predicted ? (rel ? figure(100 * r.error) + "%" : figure(r.error)) : "-";
+      std::string tol = rel ? figure(100 * c.tolerance.value) + "%" : figure(c.tolerance.value);
       std::string label = c.name + (c.bucket ? " [" + std::to_string(r.samples) + " req]" : "");
       std::string role = c.role;
       if (!c.kind.empty()) role += " " + c.kind;
       if (!c.engine.empty()) role += " " + c.engine;
       if (r.skipped) role += " (" + c.skip + ")";
-      print_to_cout("  %-44s %10s %10s %9s %9s  %-4s %s\n", label.c_str(), r.skipped ? "-" : r.predicted ? fmt(*r.predicted).c_str() : "none",
-                  fmt(c.measured).c_str(), err.c_str(), r.skipped ? "-" : tol.c_str(), r.skipped ? "skip" : r.pass ? "ok" : "FAIL",
-                  role.c_str());
+      say("  {:<44} {:>10} {:>10} {:>9} {:>9}  {:<4} {}\n", label, r.skipped ? "-" : r.predicted ? figure(*r.predicted) : "none",
+          figure(c.measured), err, r.skipped ? "-" : tol, r.skipped ? "skip" : r.pass ? "ok" : "FAIL", role);
     }
     if (rel_errors.empty())
-      print_to_cout("\n  %zu cases, %d failed; no relative error (no case has both a prediction and a non-zero measurement)\n",
+      say("\n  {} cases, {} failed; no relative error (no case has both a prediction and a non-zero measurement)\n",
                   results.size(), failed);
     else
-      print_to_cout("\n  %zu cases, %d failed; median |error| %.1f%%, max %.1f%% (relative, cases with a non-zero measurement)\n",
+      say("\n  {} cases, {} failed; median |error| {:.1f}%, max {:.1f}% (relative, cases with a non-zero measurement)\n",
                   results.size(), failed, 100 * median, 100 * worst);
     if (summary.present) {
-      print_to_cout("\n  predictions only (%zu calibration cases and %zu skipped cases left out): |error| by kind, by engine and by card\n",
+      say("\n  predictions only ({} calibration cases and {} skipped cases left out): |error| by kind, by engine and by card\n",
                   summary.calibration, summary.skipped);
-      print_to_cout("  %-14s %6s %9s %9s\n", "", "rows", "median", "max");
+      say("  {:<14} {:>6} {:>9} {:>9}\n", "", "rows", "median", "max");
       auto line = [](const reports::ErrorGroup& g) {
-        print_to_cout("  %-14s %6zu %8.1f%% %8.1f%%\n", g.group.c_str(), g.rows, 100 * g.median, 100 * g.max);
+        say("  {:<14} {:>6} {:>8.1f}% {:>8.1f}%\n", g.group, g.rows, 100 * g.median, 100 * g.max);
       };
       for (const auto& g : summary.by_kind) line(g);
-      print_to_cout("\n");
+      say("\n");
       for (const auto& g : summary.by_engine) line(g);
-      print_to_cout("\n");
+      say("\n");
       line(summary.all);
-      print_to_cout("\n  by card: median |error| (rows) of its prediction cases, all and by kind\n");
-      print_to_cout("  %-24s %13s", "", "all");
-      for (const auto& k : reports::case_kinds()) print_to_cout(" %13s", k.c_str());
-      print_to_cout("\n");
+      say("\n  by card: median |error| (rows) of its prediction cases, all and by kind\n");
+      say("  {:<24} {:>13}", "", "all");
+      for (const auto& k : reports::case_kinds()) say(" {:>13}", k);
+      say("\n");
       auto cell = [](const reports::ErrorGroup& g) {
-        char text[48];
-        std::snprintf(text, sizeof text, "%.1f%% (%zu)", 100 * g.median, g.rows);
-        print_to_cout(" %13s", text);
+        say(" {:>13}", fmt::format("{:.1f}% ({})", 100 * g.median, g.rows));
       };
       for (const auto& c : summary.by_card) {
-        print_to_cout("  %-24s", c.all.group.c_str());
+        say("  {:<24}", c.all.group);
         cell(c.all);
         for (const auto& k : reports::case_kinds()) {
           auto it = std::find_if(c.by_kind.begin(), c.by_kind.end(), [&](const reports::ErrorGroup& g) { return g.group == k; });
           if (it == c.by_kind.end())
-            print_to_cout(" %13s", "-");
+            say(" {:>13}", "-");
           else
             cell(*it);
         }
-        print_to_cout("\n");
+        say("\n");
       }
     }
   }

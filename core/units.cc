@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <utility>
+#include <fmt/format.h>
 
 namespace vramsim::units {
 namespace {
@@ -104,23 +105,13 @@ std::string expectation(Dimension dim) {
   return "a quantity with a unit";
 }
 
-std::string format_gib(double bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
-  return buf;
-}
+std::string format_gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
 
-std::string format_bandwidth(double bytes_per_second) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f GB/s", bytes_per_second / kGB);
-  return buf;
-}
+std::string format_bandwidth(double bytes_per_second) { return fmt::format("{:.1f} GB/s", bytes_per_second / kGB); }
 
-std::string format_flops(double flop_per_second) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g TFLOPS", flop_per_second / 1e12);
-  return buf;
-}
+std::string format_flops(double flop_per_second) { return fmt::format("{:.3g} TFLOPS", flop_per_second / 1e12); }
+
+std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 
 PhysicalRange physical_range(Dimension dim) {
   switch (dim) {

@@ -43,5 +43,7 @@ PhysicalRange physical_range(Dimension dim);
 std::string format_gib(double bytes);
 std::string format_bandwidth(double bytes_per_second);  // "13.9 GB/s"
 std::string format_flops(double flop_per_second);       // "2.4 TFLOPS"
+// `v` with `decimals` digits after the point ("%.*f"): tables and messages.
+std::string fixed(double v, int decimals);
 
 }  // namespace vramsim::units

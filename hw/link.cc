@@ -1,5 +1,6 @@
 #include "hw/link.h"
 
+#include <fmt/format.h>
 #include <cmath>
 #include <cstdio>
 
@@ -45,12 +46,9 @@ LinkSpec decode_link(const config::Node& node, const std::string& key_path, std:
     if (l.kind == LinkKind::Pcie) {
       const double expected = pcie_lane_bandwidth(l.generation) * l.lanes;
       if (std::abs(l.nominal_bandwidth - expected) > 0.02 * expected) {
-        char msg[256];
-        std::snprintf(msg, sizeof msg,
-                      "%.2f GB/s is not the nominal rate of a PCIe Gen%d x%d link (%.2f GB/s per direction); "
-                      "set generation, lanes and bandwidth.nominal together, or pick a link preset",
-                      l.nominal_bandwidth / 1e9, l.generation, l.lanes, expected / 1e9);
-        b.fail_at("nominal", msg);
+        b.fail_at("nominal", fmt::format("{:.2f} GB/s is not the nominal rate of a PCIe Gen{} x{} link ({:.2f} GB/s per direction); "
+                                         "set generation, lanes and bandwidth.nominal together, or pick a link preset",
+                                         l.nominal_bandwidth / 1e9, l.generation, l.lanes, expected / 1e9));
       }
     }
     l.typical_bandwidth = b.quantity("typical", Dimension::Bandwidth);

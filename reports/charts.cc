@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <fmt/format.h>
 
 #include "core/output_file.h"
 #include "core/subprocess.h"
@@ -37,9 +38,7 @@ std::string field(const std::string& s) {
 
 std::string num(double v) {
   if (!std::isfinite(v)) return "NaN";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
+  return fmt::format("{:.9g}", v);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/units.h"
 #include "reports/run_metrics.h"
 
 namespace vramsim::reports {
@@ -33,9 +34,7 @@ namespace {
 
 std::string fmt(double v, int decimals) {
   if (!std::isfinite(v)) return "-";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+  return units::fixed(v, decimals);
 }
 std::string pct(double v) { return std::isfinite(v) ? fmt(100 * v, 1) + "%" : "-"; }
 

@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "sim/stats.h"
+#include "core/units.h"
 
 namespace vramsim::reports {
 namespace {
@@ -18,11 +19,7 @@ constexpr double kShortStep_s = 5e-3;
 
 double pct(const std::vector<double>& v, double q) { return sim::percentile(v, q); }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+using units::fixed;
 
 // One per-request figure of the completed requests, in completion order (`inverse`: 1 / the
 // figure, e.g. time per output token from decode tok/s); requests without it (NaN: decode

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <fmt/format.h>
 
 #include "core/catalogue.h"
 #include "core/config_reader.h"
@@ -36,11 +37,7 @@ std::optional<std::pair<double, std::string>> split_quantity(const std::string& 
   return std::make_pair(v, text.substr(used));
 }
 
-std::string format_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.12g", v);
-  return buf;
-}
+std::string format_number(double v) { return fmt::format("{:.12g}", v); }
 
 SetValue scalar_value(const Node& n, const std::string& path) {
   if (n.is_null()) return std::nullopt;
@@ -270,9 +267,7 @@ Study decode_study(const Node& root, const std::string& source, const fs::path& 
       if (!q || q->second.find_first_of(" \t") != std::string::npos ||
           v.find_first_not_of("0123456789.eE+-") < number_end)
         return v;
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.17g", q->first);
-      std::string out(buf);
+      std::string out = fmt::format("{:.17g}", q->first);
       out += q->second;
       return out;
     };

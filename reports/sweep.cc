@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <fmt/format.h>
 
 #include "core/json.h"
 #include "reports/parallel_children.h"
@@ -52,11 +53,7 @@ std::string tail_of(const std::string& err, std::size_t max = 2000) {
 }
 
 // Seconds as a person reads them: "300 s", "0.5 s".
-std::string seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
-}
+std::string seconds(double s) { return fmt::format("{:g} s", s); }
 
 // What rank 0 knows of one other rank's heartbeat file.
 struct RankWatch {

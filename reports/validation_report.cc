@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fmt/format.h>
 
 #include "reports/charts.h"
 
@@ -10,16 +11,10 @@ namespace vramsim::reports {
 namespace {
 namespace fs = std::filesystem;
 
-std::string percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * share);
-  return buf;
-}
+std::string percent(double share) { return fmt::format("{:.1f}%", 100 * share); }
 
 std::string figure(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.1f" : std::fabs(v) >= 1 ? "%.3f" : "%.4g", v);
-  return buf;
+  return std::fabs(v) >= 100 ? fmt::format("{:.1f}", v) : std::fabs(v) >= 1 ? fmt::format("{:.3f}", v) : fmt::format("{:.4g}", v);
 }
 
 // The kind a case is listed under: its own, or one group for a dataset that names none.

@@ -5,14 +5,17 @@
 #include <map>
 
 #include "core/json.h"
+#include <fmt/printf.h>
+
 #include "core/units.h"
 
 namespace vramsim::sim {
 namespace {
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
+// The engines' own log lines, in their printf formats (fmt::sprintf: type-checked at run time,
+// no buffer to overflow).
+template <class... Args>
+std::string format(const char* printf_format, const Args&... args) {
+  return fmt::sprintf(printf_format, args...);
 }
 }  // namespace
 

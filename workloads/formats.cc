@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <fmt/format.h>
 
 #include "core/config_reader.h"
 
@@ -31,10 +32,8 @@ std::string native_only_refusal(const WeightFormat& format, const std::string& m
 
 std::string requantized_native_warning(const WeightFormat& format, const std::string& model, const WeightFormat& native) {
   if (!native.native_only || upper(format.name) == upper(native.name)) return {};
-  char bits[64];
-  std::snprintf(bits, sizeof bits, " (%.2f bits/weight)", native.bits_per_weight);
-  char asked[64];
-  std::snprintf(asked, sizeof asked, " (%.2f bits/weight)", format.bits_per_weight);
+  const std::string bits = fmt::format(" ({:.2f} bits/weight)", native.bits_per_weight);
+  const std::string asked = fmt::format(" ({:.2f} bits/weight)", format.bits_per_weight);
   return model + " was released in " + native.name + bits + ": its experts sized as " + format.name + asked +
          " describe a re-quantized file, not the released checkpoint, and cannot recover what " + native.name +
          " dropped (leave out --quant, or give " + native.name + ", for the released weights)";

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <fmt/format.h>
 
 #include "core/config_reader.h"
 #include "workloads/params_text.h"
@@ -23,11 +24,7 @@ struct Refused : std::runtime_error {
 };
 
 // A whole count as text (%.0f: any double, no integer overflow).
-std::string count_text(double n) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.0f", n);
-  return buf;
-}
+std::string count_text(double n) { return fmt::format("{:.0f}", n); }
 
 // The metadata of the first part, read by llama.cpp's key names.
 class Keys {
@@ -112,11 +109,7 @@ struct Sums {
   }
 };
 
-std::string bits_text(double bits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.12g", bits);
-  return buf;
-}
+std::string bits_text(double bits) { return fmt::format("{:.12g}", bits); }
 
 ImportedModel build(const std::vector<GgufHeader>& parts, const std::string& path, const std::string& name) {
   const Keys k(parts.front(), path);
@@ -286,8 +279,7 @@ Result<std::vector<GgufHeader>> read_parts(const std::string& path) {
                  "): give its first part, NAME-00001-of-NNNNN.gguf"};
   const int n = static_cast<int>(count->number);
   for (int i = 2; i <= n; ++i) {
-    char tail[32];
-    std::snprintf(tail, sizeof tail, "-%05d-of-%05d.gguf", i, n);
+    const std::string tail = fmt::format("-{:05}-of-{:05}.gguf", i, n);
     const std::string other = (fs::path(path).parent_path() / (m[1].str() + tail)).string();
     auto part = read_gguf_header(other);
     if (!part) return Error{part.error().message + " (part " + std::to_string(i) + " of " + std::to_string(n) + " of " + path + ")"};

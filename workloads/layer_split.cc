@@ -1,5 +1,6 @@
 #include "workloads/layer_split.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -93,11 +94,11 @@ std::string first_overfull_card(const std::vector<CardShare>& shares) {
     if (!shares[c].fits() && shares[c].end_layer > shares[c].first_layer) {
       const std::string need = units::format_gib(shares[c].need), usable = units::format_gib(shares[c].usable);
       // Figures that round alike say by how much the card is short.
-      char over[64] = "";
+      std::string over;
       const double short_by = shares[c].need - shares[c].usable;
       if (need == usable)
-        std::snprintf(over, sizeof over, short_by < units::kMiB ? " (%.0f KiB short)" : " (%.1f MiB short)",
-                      short_by / (short_by < units::kMiB ? 1024.0 : units::kMiB));
+        over = short_by < units::kMiB ? fmt::format(" ({:.0f} KiB short)", short_by / 1024.0)
+                                      : fmt::format(" ({:.1f} MiB short)", short_by / units::kMiB);
       return "card " + std::to_string(c) + " (layers " + std::to_string(shares[c].first_layer) + "-" +
              std::to_string(shares[c].end_layer - 1) + ") needs " + need + " of " + usable + " usable" + over;
     }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <fmt/format.h>
 
 #include "core/config_reader.h"
 
@@ -107,9 +108,7 @@ MoeSpec decode_moe(MapReader m, int layers) {
 // -9223372036854775808).
 std::string count_text(double count) {
   if (std::fabs(count) < 9e15) return std::to_string(static_cast<long long>(std::llround(count)));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", count);
-  return buf;
+  return fmt::format("{:.3g}", count);
 }
 
 }  // namespace

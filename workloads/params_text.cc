@@ -4,15 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <fmt/format.h>
 
 namespace vramsim::workloads {
 
 std::string format_params(double p, int digits) {
   if (!(p > 0)) return "0";
   const int exponent = static_cast<int>(std::floor(std::log10(p)));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*ge%d", digits, p / std::pow(10.0, exponent), exponent);
-  return buf;
+  return fmt::format("{:.{}g}e{}", p / std::pow(10.0, exponent), digits, exponent);
 }
 
 namespace {
@@ -25,9 +24,7 @@ std::string at_least(double p, double floor) {
     std::string text = format_params(target, digits);
     if (std::stod(text) >= floor) return text;
   }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", std::nextafter(target, INFINITY));
-  return buf;
+  return fmt::format("{:.17g}", std::nextafter(target, INFINITY));
 }
 
 }  // namespace
@@ -50,9 +47,7 @@ std::string yaml_quoted(const std::string& text) {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
+      out += fmt::format("\\x{:02x}", c);
     } else {
       out += static_cast<char>(c);
     }

@@ -1,5 +1,6 @@
 #include "workloads/serving_workload.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -327,10 +328,9 @@ WorkloadSetup decode_workload(MapReader w, std::int64_t context) {
                                  ? s.arrival_rate
                                  : (s.arrival_rate * s.burst_s + s.idle_rate * s.idle_s) / (s.burst_s + s.idle_s);
     if (const double span = s.requests / mean_rate; span > kLatestArrival_s) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "%d requests at a mean of %.3g per second would arrive over %.3g years of simulated time "
-                    "(more than 1e10 s); check the unit (e.g. 2/s, 30/min)", s.requests, mean_rate, span / 3.15576e7);
-      config::fail(*w.node().find("arrival")->find("rate"), w.key_path("arrival.rate"), buf);
+      config::fail(*w.node().find("arrival")->find("rate"), w.key_path("arrival.rate"),
+                   fmt::format("{} requests at a mean of {:.3g} per second would arrive over {:.3g} years of simulated time "
+                               "(more than 1e10 s); check the unit (e.g. 2/s, 30/min)", s.requests, mean_rate, span / 3.15576e7));
     }
   }
   s.shared_prefix_tokens = w.optional_integer("shared_prefix_tokens", 0, std::int64_t{1} << 32).value_or(0);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <fmt/format.h>
 
 #include "core/units.h"
 
@@ -49,9 +50,7 @@ Result<std::vector<VramPlan>> plan_paged(const Scenario& s) {
   const int n = static_cast<int>(s.cards.size());
   const double shard = 1.0 / n;
   const auto [head, per_layer] = layer_bytes(s);
-  char util_text[16];
-  std::snprintf(util_text, sizeof util_text, "%.2f", pool.gpu_memory_utilization);
-  const std::string util = util_text;
+  const std::string util = fmt::format("{:.2f}", pool.gpu_memory_utilization);
   const double per_token = workloads::kv_cache_bytes(m, 1, s.engine.kv.bytes_per_element, s.engine.kv.bytes_per_element, 1);
   std::vector<VramPlan> plans;
   for (int c = 0; c < n; ++c) {
@@ -206,8 +205,7 @@ class Vllm final : public EngineFamily {
     if (sixteen_bit_checkpoint && workloads::upper(e.other_format.name) == "FP8") f << "--quantization fp8 ";
     // "auto" (the default) is the model's dtype: a 16-bit cache.
     if (workloads::upper(kv) != "BF16" && workloads::upper(kv) != "F16") f << "--kv-cache-dtype " << kv << " ";
-    char utilization[32];
-    std::snprintf(utilization, sizeof utilization, "%g", e.kv_pool->gpu_memory_utilization);
+    const std::string utilization = fmt::format("{:g}", e.kv_pool->gpu_memory_utilization);
     f << "--max-model-len " << e.context << " --gpu-memory-utilization " << utilization << " --max-num-seqs " << e.parallel
       << " --block-size " << e.kv_pool->block_size;
     if (e.step_budget) f << " --max-num-batched-tokens " << e.step_budget->tokens;
