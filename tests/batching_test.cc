@@ -6,7 +6,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <string>
 
 #include "scenario_runs.h"
@@ -21,7 +20,9 @@ using namespace vramsim::sim;
 using vramsim::test::all_flags;
 using vramsim::test::CaseStudyCard;
 using vramsim::test::check_usage_error;
+using vramsim::test::json_member;
 using vramsim::test::json_number;
+using vramsim::test::parse_json;
 using vramsim::test::plan_json;
 using vramsim::test::run_json;
 using vramsim::test::run_ok;
@@ -35,21 +36,17 @@ const std::string kVllm = kConfigs + "/scenarios/llama8b-h100-vllm.yaml";
 // A dense model on one card with llama.cpp's physics; 8 slots' KV fit the card at Q4_K_M.
 const std::string kDense = "--model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --set workload.requests=32";
 
-// The JSON without the lines that differ by design: the batching section and the wall clock.
+// The run's JSON without what differs by design (the batching section and the wall clock),
+// read with core's JSON reader and written back on one line.
 std::string without_batch(const std::string& json) {
-  std::string out;
-  std::size_t at = 0;
-  bool skipping = false;
-  while (at < json.size()) {
-    const std::size_t end = json.find('\n', at);
-    const std::string line = json.substr(at, end == std::string::npos ? std::string::npos : end - at + 1);
-    at = end == std::string::npos ? json.size() : end + 1;
-    if (line.find("\"batch\": {") != std::string::npos) skipping = true;
-    const bool skip = skipping || line.find("\"wall_s\"") != std::string::npos;
-    if (skipping && line.rfind("  },", 0) == 0) skipping = false;
-    if (!skip) out += line;
+  vramsim::json::Value v = parse_json(json);
+  v.erase("batch");
+  if (const auto* sim = v.find("sim")) {
+    vramsim::json::Value without_wall = *sim;
+    without_wall.erase("wall_s");
+    v.set("sim", without_wall);
   }
-  return out;
+  return vramsim::json::to_line(v);
 }
 
 double per_request_decode(const std::string& json) { return json_number(json, "p50", "decode_tok_s"); }
@@ -237,11 +234,7 @@ TEST_CASE("vllm: prompts admitted together share one prefill pass, up to the tok
   REQUIRE(r.status == 0);
   std::ifstream lines(out);
   std::map<double, int> by_ttft;  // first tokens by time, in time order
-  for (std::string line; std::getline(lines, line);) {
-    const auto at = line.find("\"ttft_s\":");
-    REQUIRE(at != std::string::npos);
-    ++by_ttft[std::stod(line.substr(at + 9))];
-  }
+  for (std::string line; std::getline(lines, line);) ++by_ttft[json_number(line, "ttft_s")];
   std::vector<int> groups;
   for (const auto& [ttft, n] : by_ttft) groups.push_back(n);
   CHECK(groups == std::vector<int>{4, 3, 4, 4, 1});
@@ -366,11 +359,11 @@ TEST_CASE("vllm: a second card decodes faster, but not twice as fast (the all-re
 // shards are equally busy (the first card alone used to be charged the experts' bytes).
 TEST_CASE("vllm: a tensor split charges every card its shard of the experts", "[batching][vllm][multi-card]") {
   const std::string json = run_json("", "--model qwen3-30b-a3b --gpu h100-sxm --gpus 2 --engine vllm");
-  const auto first = json.find("\"cards\"");
-  REQUIRE(first != std::string::npos);
+  const vramsim::json::Value root = parse_json(json);
+  const vramsim::json::Value* cards = root.find("cards");
+  REQUIRE(cards);
   std::vector<double> utils;
-  for (auto at = json.find("\"util\":", first); at != std::string::npos; at = json.find("\"util\":", at + 1))
-    utils.push_back(std::stod(json.substr(json.find(':', at) + 1)));
+  for (const auto& card : cards->items()) utils.push_back(json_member(card, "util")->number());
   REQUIRE(utils.size() >= 2);
   CHECK(utils[1] == Approx(utils[0]).epsilon(1e-9));
   CHECK(json_number(json, "util", "gpu") == Approx(utils[0]).epsilon(1e-9));
@@ -392,7 +385,12 @@ TEST_CASE("plan --engine vllm: the checkpoint's dtype and FP8 with each KV dtype
                                   "--max-num-batched-tokens 8192"));  // an 80 GB H100: vLLM's larger defaults
   // Decode streams the weights: half the bytes, the fastest step (the KV is small at 640 tokens).
   CHECK_THAT(flags.front(), Catch::StartsWith("--quantization fp8 "));
-  CHECK_THAT(out, Catch::Contains("\"kv_type\": \"fp8\""));
+  bool fp8_kv = false;  // some candidate keeps its KV cache in FP8
+  vramsim::test::visit_members(parse_json(out), [&](const std::string& key, const vramsim::json::Value& v) {
+    fp8_kv = fp8_kv || (key == "kv_type" && v.text() == "fp8");
+    return false;
+  });
+  CHECK(fp8_kv);
   CHECK(json_number(out, "max_context", "best") == 131072);  // the model's own window fits the pool
 }
 
@@ -408,10 +406,11 @@ TEST_CASE("plan --engine vllm: a checkpoint too large for the card leaves FP8 al
   // requests' worth of one request's decode.
   const double best = json_number(out, "throughput_tok_s", "best");
   CHECK(best > 3 * json_number(out, "decode_tok_s", "best"));
-  std::smatch m;
-  const std::regex each("\"throughput_tok_s\": ([0-9.e+]+)");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), each); it != std::sregex_iterator(); ++it)
-    CHECK(std::stod((*it)[1]) <= best);
+  const vramsim::json::Value root = parse_json(out);
+  vramsim::test::visit_members(root, [&](const std::string& key, const vramsim::json::Value& v) {
+    if (key == "throughput_tok_s") CHECK(v.number() <= best);
+    return false;
+  });
 }
 
 // The flags come from the scenario simulated: the weights' online FP8 quantization of a BF16

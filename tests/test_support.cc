@@ -53,11 +53,6 @@ Run run_vramsim(const std::string& args) {
   return run;
 }
 
-namespace {
-
-// The members of `v` and everything below it in document order (a member before its value's
-// members): the order their keys appear in the text. `visit` returning true skips the value's
-// members and the rest of that object (a caller that is done keeps returning true).
 void visit_members(const json::Value& v, const std::function<bool(const std::string&, const json::Value&)>& visit) {
   if (v.is_object()) {
     for (const auto& [k, member] : v.members()) {
@@ -68,8 +63,6 @@ void visit_members(const json::Value& v, const std::function<bool(const std::str
     for (const auto& item : v.items()) visit_members(item, visit);
   }
 }
-
-}  // namespace
 
 json::Value parse_json(const std::string& text) {
   auto parsed = json::parse(text);

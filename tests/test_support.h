@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ void check_usage_error(const std::string& args, const std::string& message);
 // JSON output read with core's JSON reader (never searched as text). parse_json throws
 // std::runtime_error on text that is not one JSON document.
 json::Value parse_json(const std::string& text);
+// The members of `v` and everything below it in document order (a member before its value's
+// members): the order their keys appear in the text. `visit` returning true skips the value's
+// members and the rest of that object (a caller that is done keeps returning true).
+void visit_members(const json::Value& v, const std::function<bool(const std::string&, const json::Value&)>& visit);
 // The first member named `key` in document order, after the first member named `within` when
 // given (inside it when it holds one: json_member(out, "p50", "decode_tok_s") is
 // decode_tok_s.p50); nullptr when there is none.
