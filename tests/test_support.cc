@@ -101,6 +101,13 @@ bool json_truth(const std::string& json, const std::string& key, const std::stri
   return v->truth();
 }
 
+bool json_null(const std::string& json, const std::string& key, const std::string& within) {
+  const json::Value root = parse_json(json);
+  const json::Value* v = json_member(root, key, within);
+  if (!v) throw std::runtime_error("no \"" + key + "\" in the JSON output");
+  return v->is_null();
+}
+
 std::string json_text(const std::string& json, const std::string& key, const std::string& within) {
   const json::Value root = parse_json(json);
   const json::Value* v = json_member(root, key, within);

@@ -53,6 +53,8 @@ double json_number(const std::string& json, const std::string& key, const std::s
 // another kind).
 bool json_truth(const std::string& json, const std::string& key, const std::string& within = "");
 std::string json_text(const std::string& json, const std::string& key, const std::string& within = "");
+// Whether that member is null (std::runtime_error when absent).
+bool json_null(const std::string& json, const std::string& key, const std::string& within = "");
 
 // The whole content of file `p` ("" when it cannot be read).
 std::string read_file(const std::filesystem::path& p);
