@@ -7,6 +7,7 @@
 #include "cli/catalogue_access.h"
 #include "core/config_reader.h"
 #include "core/json_value.h"
+#include "tests/json_matchers.h"
 #include "tests/test_support.h"
 #include "workloads/fit.h"
 
@@ -376,23 +377,23 @@ TEST_CASE("fit decides by llama.cpp's own accounting, the calculator's beside it
                        Catch::Contains("decides      llama.cpp's own accounting: it fits") &&
                        Catch::Contains("and disagrees)"));
   const std::string json = test::run_ok(two + " --json");
-  CHECK_THAT(json, Catch::Contains("\"decided_by\": \"engine\"") && Catch::Contains("\"fits\": true") &&
-                       Catch::Contains("\"calculator_fits\": false") && Catch::Contains("\"fits_engine_accounting\": true"));
+  CHECK_THAT(json, vramsim::test::HasMember("decided_by", "\"engine\"") && vramsim::test::HasMember("fits", "true") &&
+                       vramsim::test::HasMember("calculator_fits", "false") && vramsim::test::HasMember("fits_engine_accounting", "true"));
   // One card: neither holds a 70B Q4_K_M.
   const std::string one = test::run_ok("fit --model llama-3.3-70b --gpu rtx-4090 --quant Q4_K_M --json");
-  CHECK_THAT(one, Catch::Contains("\"fits_engine_accounting\": false") && Catch::Contains("\"calculator_fits\": false"));
+  CHECK_THAT(one, vramsim::test::HasMember("fits_engine_accounting", "false") && vramsim::test::HasMember("calculator_fits", "false"));
   // Both hold an 8B; on a unified-memory part no engine is simulated and the calculator decides.
   CHECK_THAT(test::run_ok("fit --model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M --json"),
-             Catch::Contains("\"fits_engine_accounting\": true") && Catch::Contains("\"calculator_fits\": true"));
+             vramsim::test::HasMember("fits_engine_accounting", "true") && vramsim::test::HasMember("calculator_fits", "true"));
   CHECK_THAT(test::run_ok("fit --model llama-3.1-8b --gpu m4-max-128gb --json"),
-             Catch::Contains("\"decided_by\": \"calculator\"") && Catch::Contains("\"engine_accounting\": null"));
+             vramsim::test::HasMember("decided_by", "\"calculator\"") && vramsim::test::HasMember("engine_accounting", "null"));
 }
 
 // Issue 25, "one answer": each contradiction a new user found, now one answer.
 TEST_CASE("fit and run agree: 70B Q4_K_M on two RTX 3090s fits, every layer on the GPUs", "[fit][cli][agree]") {
   const std::string setup = "--model llama-3.3-70b --gpu rtx-3090 --gpus 2 --quant Q4_K_M";
   const std::string fit = test::run_ok("fit " + setup + " --json");
-  CHECK_THAT(fit, Catch::Contains("\"decided_by\": \"engine\"") && Catch::Contains("\"fits_engine_accounting\": true"));
+  CHECK_THAT(fit, vramsim::test::HasMember("decided_by", "\"engine\"") && vramsim::test::HasMember("fits_engine_accounting", "true"));
   CHECK(test::json_truth(fit, "fits"));
   // The measured setup (llama-bench rows of 2x3090 70B Q4_K_M run fully on the GPUs): run places it so.
   CHECK_THAT(test::run_ok("run " + setup + " --set workload.requests=1"),
@@ -412,7 +413,7 @@ TEST_CASE("fit and run agree: 70B Q4_K_M on one 48 GB card at 16K context", "[fi
   const std::string setup = "--model llama-3.3-70b --gpu rtx-6000-ada --quant Q4_K_M --context 16384";
   const std::string fit = test::run_ok("fit " + setup + " --json");
   CHECK(test::json_truth(fit, "fits"));
-  CHECK_THAT(fit, Catch::Contains("\"calculator_fits\": false"));  // the calculator's margins, shown, not deciding
+  CHECK_THAT(fit, vramsim::test::HasMember("calculator_fits", "false"));  // the calculator's margins, shown, not deciding
   CHECK(test::json_number(fit, "max_context_tokens") >= 16384);
   CHECK_THAT(test::run_ok("run " + setup + " --set workload.requests=1"),
              Catch::Contains("every layer on the GPU") && Catch::Contains("llama.cpp flags: -ngl 99 -c 16384"));
@@ -420,11 +421,11 @@ TEST_CASE("fit and run agree: 70B Q4_K_M on one 48 GB card at 16K context", "[fi
 
 TEST_CASE("fit, run and plan share one default context: 4096 tokens", "[fit][cli][agree]") {
   const std::string names = "--model llama-3.1-8b --gpu rtx-4090 --quant Q4_K_M";
-  CHECK_THAT(test::run_ok("fit " + names + " --json"), Catch::Contains("\"context_tokens\": 4096"));
+  CHECK_THAT(test::run_ok("fit " + names + " --json"), vramsim::test::HasMember("context_tokens", "4096"));
   CHECK_THAT(test::run_ok("run " + names + " --set workload.requests=1"), Catch::Contains("-ngl 99 -c 4096\n"));
   CHECK_THAT(test::run_ok("plan " + names + " --host ddr5-dual-channel -j 2"), Catch::Contains("-ngl 99 -c 4096\n"));
   // A model whose window is shorter gets its window.
-  CHECK_THAT(test::run_ok("fit --model llama-2-7b --gpu rtx-4090 --json"), Catch::Contains("\"context_tokens\": 4096"));
+  CHECK_THAT(test::run_ok("fit --model llama-2-7b --gpu rtx-4090 --json"), vramsim::test::HasMember("context_tokens", "4096"));
 }
 
 TEST_CASE("suggested contexts are typed: multiples of 1,024, powers of two below", "[fit]") {

@@ -10,6 +10,7 @@
 
 #include "scenario_runs.h"
 #include "sim/host_experts.h"
+#include "tests/json_matchers.h"
 
 using vramsim::test::all_flags;
 using vramsim::test::json_number;
@@ -164,7 +165,7 @@ TEST_CASE("plan: the q8_0 KV cache frees memory for more GPU layers on a tight c
   REQUIRE(f16 >= 0);
   REQUIRE(q8 >= 0);
   CHECK(q8 > f16);
-  CHECK_THAT(out, Catch::Contains("\"kv_type\": \"q8_0\""));
+  CHECK_THAT(out, vramsim::test::HasMember("kv_type", "\"q8_0\""));
 }
 
 TEST_CASE("plan --engine hybrid-cpu-experts: searches the hot set's size, and the largest wins decode", "[engines][plan][hybrid]") {
@@ -186,7 +187,7 @@ TEST_CASE("plan --engine hybrid-cpu-experts: searches the hot set's size, and th
 // levels, and each candidate's flags name its format: typed into `run`, they simulate it.
 TEST_CASE("plan --engine hybrid-cpu-experts: the native format is tried, and the flags carry --quant", "[engines][plan][hybrid]") {
   const std::string out = plan_json("--model moe-125b-q2 --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts");
-  CHECK_THAT(out, Catch::Contains("\"quant\": \"Q2_0\""));
+  CHECK_THAT(out, vramsim::test::HasMember("quant", "\"Q2_0\""));
   std::smatch m;
   const std::regex each("\"flags\": \"([^\"]*)\",\\s*\"engine\": \"vramsim\",\\s*\"quant\": \"([^\"]*)\"");
   int n = 0;

@@ -12,6 +12,7 @@
 #include "core/json_value.h"
 #include "scenario_runs.h"
 #include "workloads/layer_split.h"
+#include "tests/json_matchers.h"
 
 using vramsim::test::check_usage_error;
 using vramsim::test::json_number;
@@ -537,7 +538,7 @@ TEST_CASE("a card's refusal says how much it is short when the figures round ali
 TEST_CASE("SXM modules are joined by their NVLink switch unless gpu_link says otherwise", "[multi][link]") {
   const std::string h100 = kConfigs + "/scenarios/llama8b-h100-vllm.yaml";
   const std::string two = run_json(h100, "--set hardware.gpu.count=2 --set workload.requests=8");
-  CHECK_THAT(two, Catch::Contains("\"name\": \"card-to-card (nvlink4)\""));
+  CHECK_THAT(two, vramsim::test::HasMember("name", "\"card-to-card (nvlink4)\""));
   // A PCIe card with a bridge connector gets no link it was not given.
   CHECK_THAT(run_json(kConfigs + "/scenarios/llama70b-2x4090-pipeline.yaml",
                       "--set hardware.gpu.preset=rtx-3090 --set engine.gpu_layers=40 --set workload.requests=1"),

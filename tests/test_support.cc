@@ -1,4 +1,5 @@
 #include "tests/test_support.h"
+#include "tests/json_matchers.h"
 
 #include <catch2/catch.hpp>
 
@@ -142,6 +143,27 @@ std::vector<pid_t> children_of(pid_t parent) {
     if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return out;
+}
+
+bool HasMemberMatcher::match(const std::string& json) const {
+  const auto parsed = json::parse(json);
+  if (!parsed) return false;
+  bool found = false;
+  visit_members(*parsed, [&](const std::string& k, const json::Value& v) {
+    if (k != key_) return false;
+    std::string written;
+    switch (v.kind()) {
+      case json::Value::Kind::String: written = "\"" + json::escape(v.text()) + "\""; break;
+      case json::Value::Kind::Number:
+      case json::Value::Kind::Bool: written = v.text(); break;
+      case json::Value::Kind::Null: written = "null"; break;
+      case json::Value::Kind::Array: written = v.items().empty() ? "[]" : ""; break;
+      case json::Value::Kind::Object: written = v.members().empty() ? "{}" : ""; break;
+    }
+    found = found || written == written_;
+    return false;
+  });
+  return found;
 }
 
 }  // namespace vramsim::test
