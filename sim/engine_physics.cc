@@ -102,6 +102,7 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
       static_cast<int>(e.optional_integer("matvec_max_rows_experts", 0, 1 << 20).value_or(p.matvec_max_rows));
   if (auto eff = e.optional_number("matvec_compute_efficiency")) p.matvec_compute_efficiency = efficiency("matvec_compute_efficiency", *eff);
   p.mmq_max_rows = static_cast<int>(e.optional_integer("mmq_max_rows", 0, 1 << 20).value_or(0));
+  p.mmq_tile_tokens = static_cast<int>(e.optional_integer("mmq_tile_tokens", 0, 4096).value_or(0));
   if (auto eff = e.optional_number("dequant_gemm_efficiency")) p.dequant_gemm_efficiency = efficiency("dequant_gemm_efficiency", *eff);
   if (p.mmq_max_rows > 0 && p.dequant_gemm_efficiency <= 0)
     e.fail_at("mmq_max_rows", "a build that dequantizes larger GEMMs to fp16 (mmq_max_rows > 0) needs "

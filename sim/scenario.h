@@ -122,6 +122,11 @@ struct EnginePhysics {
   // size), whose fp16 GEMM reaches dequant_gemm_efficiency of the dense fp16 rate.
   int mmq_max_rows = 0;
   double dequant_gemm_efficiency = 0;
+  // A build whose MMQ kernels compute a fixed tile of this many tokens whole, for any micro-batch
+  // above the matrix-vector kernels' (early-2024 LLAMA_CUDA_FORCE_MMQ: 128 for Q5_0/Q5_1,
+  // ggml-cuda/mmq.cu L62-71 at 2b3389677a83): a GEMM of r rows costs ceil(r / tile) tiles,
+  // in place of the gemm_half_rows curve. 0: tiles sized to the micro-batch.
+  int mmq_tile_tokens = 0;
   // Prefill attention without a fused (flash) kernel: bytes of VRAM traffic per attention
   // score (one query, one key, one head) between its kernels; 0: fused, the scores stay on chip.
   double attention_score_bytes = 0;

@@ -1,6 +1,7 @@
 // The GEMM side of the step model (sim/step_model.h): a micro-batch's matrix products on a GPU,
-// tiled (MMQ, with engine.gemm_half_rows' fill loss), matrix-vector (engine.matvec_max_rows) or
-// dequantized to fp16 for cuBLAS (engine.mmq_max_rows), and the FLOP floor of a batched step.
+// tiled (MMQ, with engine.gemm_half_rows' fill loss or engine.mmq_tile_tokens' whole tiles),
+// matrix-vector (engine.matvec_max_rows) or dequantized to fp16 for cuBLAS (engine.mmq_max_rows),
+// and the FLOP floor of a batched step.
 #include <algorithm>
 #include <cmath>
 
@@ -35,10 +36,19 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
     const double t = flops * fill_factor / rate;
     return matvec > 0 ? std::min(t, flops / matvec) : t;
   };
+  // A fixed tile (engine.mmq_tile_tokens = T): r rows compute R = ceil(r / T) x T of them, at the
+  // fill of R rows (R / (R + h)). The build runs its MMQ kernels for every such GEMM, so no
+  // matrix-vector kernel takes over.
+  const double tile = ph.mmq_tile_tokens;
+  auto whole_tiles = [&](double rows) {
+    const double computed = std::ceil(rows / tile) * tile;
+    return computed / rows * (computed + ph.gemm_half_rows) / computed;
+  };
   // One part's seconds: `params` per token, GEMMs of `rows` rows, or matrix-vector kernels.
   auto part = [&](double params, double rows, bool matrix_vector) {
     const double flops = 2.0 * tokens * params * share;
     if (matrix_vector) return flops / (matvec > 0 ? matvec : rate);  // no tiles to fill
+    if (tile > 0) return flops * whole_tiles(rows) / rate;
     if (ph.gemm_half_rows <= 0) return flops / rate;
     return tiled(flops, (rows + ph.gemm_half_rows) / rows);  // fill = r / (r + h)
   };
@@ -46,7 +56,7 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
   double seconds = dequantized ? dequant_gemm_seconds(tokens, dense_params, share)
                                : part(dense_params, tokens, tokens <= ph.matvec_max_rows);
   if (!m.moe) return seconds;
-  if (tokens <= ph.matvec_max_rows_experts || ph.gemm_half_rows <= 0)
+  if (tokens <= ph.matvec_max_rows_experts || (ph.gemm_half_rows <= 0 && tile <= 0))
     return seconds + part(expert_params, tokens, tokens <= ph.matvec_max_rows_experts);
   // Tiled: each expert a micro-batch touches runs one GEMM over its own rows, paying the fill
   // loss once: k x tokens rows in all plus h per touched expert, E (1 - (1 - k/E)^tokens) of
@@ -54,7 +64,9 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
   const double k = m.moe->experts_per_token, experts = m.moe->experts;
   const double touched = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
   const double rows = k * tokens;
-  return seconds + tiled(2.0 * tokens * expert_params * share, (rows + ph.gemm_half_rows * touched) / rows);
+  const double expert_flops = 2.0 * tokens * expert_params * share;
+  if (tile > 0) return seconds + expert_flops * whole_tiles(rows / touched) / rate;  // each touched expert's rows
+  return seconds + tiled(expert_flops, (rows + ph.gemm_half_rows * touched) / rows);
 }
 
 double StepModel::dequant_gemm_seconds(double tokens, double params, double share) const {

@@ -381,6 +381,28 @@ TEST_CASE("an early-2024 llama.cpp build dequantizes large prefill GEMMs and run
   CHECK(mf.ubatch_gemm_seconds(tokens, 1.0, 1e14) == Approx(gemm));
 }
 
+// A build whose MMQ kernels compute a fixed 128-token tile whole (engine.mmq_tile_tokens,
+// early-2024 LLAMA_CUDA_FORCE_MMQ): a micro-batch of 9 to 128 tokens costs one tile, one of 129
+// to 256 two, at the fill of the rows computed.
+TEST_CASE("a fixed MMQ tile is computed whole: micro-batches up to the tile cost one tile", "[step][prefill]") {
+  Scenario s = llama_bench({"engine.mmq_tile_tokens=128"});
+  const StepModel tiled(s, plan_vram(s));
+  const double rate = 1e14;
+  const double one_tile = tiled.ubatch_gemm_seconds(128, 1.0, rate);
+  CHECK(tiled.ubatch_gemm_seconds(16, 1.0, rate) == Approx(one_tile));
+  CHECK(tiled.ubatch_gemm_seconds(100, 1.0, rate) == Approx(one_tile));
+  CHECK(tiled.ubatch_gemm_seconds(129, 1.0, rate) == Approx(tiled.ubatch_gemm_seconds(256, 1.0, rate)));
+  // A multiple of the tile costs what the build without one charges (the same fill curve).
+  Scenario plain = llama_bench({});
+  const StepModel sized(plain, plan_vram(plain));
+  CHECK(one_tile == Approx(sized.ubatch_gemm_seconds(128, 1.0, rate)));
+  CHECK(tiled.ubatch_gemm_seconds(256, 1.0, rate) == Approx(sized.ubatch_gemm_seconds(256, 1.0, rate)));
+  // 16 tokens computed as 128: (128 + 62) / 16 against (16 + 62) / 16 of the rate's time.
+  CHECK(tiled.ubatch_gemm_seconds(16, 1.0, rate) > 2 * sized.ubatch_gemm_seconds(16, 1.0, rate));
+  // The matrix-vector kernels' micro-batches are not tiled.
+  CHECK(tiled.ubatch_gemm_seconds(4, 1.0, rate) == Approx(sized.ubatch_gemm_seconds(4, 1.0, rate)));
+}
+
 TEST_CASE("unfused attention moves its scores through VRAM: a long prompt's prefill slows", "[step][prefill]") {
   Scenario fused = llama_bench({"workload.prompt_tokens=4096", "engine.context=4608"});
   Scenario unfused = llama_bench({"workload.prompt_tokens=4096", "engine.context=4608", "engine.attention_score_bytes=16B"});
