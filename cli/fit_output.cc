@@ -11,7 +11,7 @@
 namespace vramsim::cli {
 namespace {
 
-std::string gib(double bytes) { return units::format_gib(bytes); }
+using units::format_gib;
 
 using units::fixed;
 
@@ -100,9 +100,9 @@ std::string machine_name(const workloads::FitQuery& q) {
   return text;
 }
 std::string machine_memory(const workloads::FitQuery& q) {
-  if (q.mixed.empty()) return std::to_string(q.gpus) + " x " + gib(q.gpu.memory_bytes);
+  if (q.mixed.empty()) return std::to_string(q.gpus) + " x " + format_gib(q.gpu.memory_bytes);
   std::string text;
-  for (const auto& g : q.mixed) text += (text.empty() ? "" : " + ") + gib(g.memory_bytes);
+  for (const auto& g : q.mixed) text += (text.empty() ? "" : " + ") + format_gib(g.memory_bytes);
   return text;
 }
 std::string gpu_option(const workloads::FitQuery& q) {
@@ -113,9 +113,9 @@ std::string gpu_option(const workloads::FitQuery& q) {
 }
 
 std::string verdict(bool fits, double headroom, const std::string& overfull) {
-  if (fits) return "yes, " + gib(headroom) + " headroom";
+  if (fits) return "yes, " + format_gib(headroom) + " headroom";
   if (headroom >= 0) return "NO: layers are whole, " + overfull;
-  return "NO, " + gib(-headroom) + " short";
+  return "NO, " + format_gib(-headroom) + " short";
 }
 
 std::string padded(std::string text, std::size_t width) {
@@ -142,13 +142,13 @@ void two_columns(std::ostringstream& o, const workloads::FitReport& rep) {
     kv_growth += " of context: " + fixed(rep.kv_bytes_per_1k_tokens / q.concurrency / units::kGiB, 4) + " in each of " +
                  std::to_string(q.concurrency) + " sequences";
   row("", "calculator", engine, "");
-  row("weights", gib(rep.footprint.weights), gib(weights), "(" + e.engine + " keeps the embedding table in RAM)");
-  row("KV cache", gib(rep.footprint.kv), gib(kv), "(" + kv_growth + ")");
-  row("overhead", gib(rep.footprint.overhead), gib(runtime),
-      "(calculator: 0.65 GiB + 8% of weights and KV; " + e.engine + ": its runtime_vram, " + gib(e.cards.front().runtime) +
+  row("weights", format_gib(rep.footprint.weights), format_gib(weights), "(" + e.engine + " keeps the embedding table in RAM)");
+  row("KV cache", format_gib(rep.footprint.kv), format_gib(kv), "(" + kv_growth + ")");
+  row("overhead", format_gib(rep.footprint.overhead), format_gib(runtime),
+      "(calculator: 0.65 GiB + 8% of weights and KV; " + e.engine + ": its runtime_vram, " + format_gib(e.cards.front().runtime) +
           " per card: compute buffer and CUDA context)");
-  row("total", gib(rep.footprint.total), gib(e.need()), "");
-  row("usable", gib(rep.usable_bytes), gib(e.usable()),
+  row("total", format_gib(rep.footprint.total), format_gib(e.need()), "");
+  row("usable", format_gib(rep.usable_bytes), format_gib(e.usable()),
       "(calculator: " + fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) + "% of " + machine_memory(q) +
           ", " + std::string(hw::to_string(q.gpu.gpu_class)) + (q.gpus > 1 ? ", split" : "") +
           "; " + e.engine + ": the driver-reported total" + (q.gpus > 1 ? " of each card" : "") + ")");
@@ -162,9 +162,9 @@ void two_columns(std::ostringstream& o, const workloads::FitReport& rep) {
     std::string calc;
     if (c < rep.cards.size())
       calc = "layers " + std::to_string(rep.cards[c].first_layer) + "-" + std::to_string(rep.cards[c].end_layer - 1) + ": " +
-             gib(rep.cards[c].need) + " of " + gib(rep.cards[c].usable);
+             format_gib(rep.cards[c].need) + " of " + format_gib(rep.cards[c].usable);
     o << "  " << padded("card " + std::to_string(c), 13) << "calculator " << calc << "; " << e.engine << " layers "
-      << ec.first_layer << "-" << ec.end_layer - 1 << ": " << gib(ec.need()) << " of " << gib(ec.usable) << "\n";
+      << ec.first_layer << "-" << ec.end_layer - 1 << ": " << format_gib(ec.need()) << " of " << format_gib(ec.usable) << "\n";
   }
   o << "  " << padded("decides", 13) << e.engine << "'s own accounting: " << (rep.fits ? "it fits" : "it does not fit")
     << " (`vramsim run` and `plan` place by it; the calculator is a public budget with fixed margins"
@@ -260,17 +260,17 @@ std::string to_table(const workloads::FitReport& rep) {
     if (q.concurrency > 1)
       kv_growth += " of context: " + fixed(rep.kv_bytes_per_1k_tokens / q.concurrency / units::kGiB, 4) + " in each of " +
                    std::to_string(q.concurrency) + " sequences";
-    o << "  weights      " << gib(rep.footprint.weights) << "\n"
-      << "  KV cache     " << gib(rep.footprint.kv) << "   (" << kv_growth << ")\n"
-      << "  overhead     " << gib(rep.footprint.overhead) << "   (0.65 GiB + 8% of weights and KV)\n"
-      << "  total        " << gib(rep.footprint.total) << "\n"
-      << "  usable       " << gib(rep.usable_bytes) << "   ("
+    o << "  weights      " << format_gib(rep.footprint.weights) << "\n"
+      << "  KV cache     " << format_gib(rep.footprint.kv) << "   (" << kv_growth << ")\n"
+      << "  overhead     " << format_gib(rep.footprint.overhead) << "   (0.65 GiB + 8% of weights and KV)\n"
+      << "  total        " << format_gib(rep.footprint.total) << "\n"
+      << "  usable       " << format_gib(rep.usable_bytes) << "   ("
       << fixed(100 * workloads::usable_share(q.gpu.gpu_class, q.gpus), 0) << "% of " << machine_memory(q)
       << ", " << hw::to_string(q.gpu.gpu_class) << (q.gpus > 1 ? ", split" : "") << ")\n";
     o << "  fits         " << verdict(rep.fits, rep.headroom_bytes, workloads::first_overfull_card(rep.cards)) << "\n";
     for (std::size_t c = 0; c < rep.cards.size(); ++c)
       o << "  card " << c << "       layers " << rep.cards[c].first_layer << "-" << rep.cards[c].end_layer - 1 << ": "
-        << gib(rep.cards[c].need) << " of " << gib(rep.cards[c].usable) << "\n";
+        << format_gib(rep.cards[c].need) << " of " << format_gib(rep.cards[c].usable) << "\n";
     o << "  decides      the calculator"
       << (q.gpu.unified() ? " (a unified-memory part: `run` and `plan` judge its fit by it too)" : " (the engine's accounting could not be built)")
       << "\n";
@@ -298,9 +298,9 @@ std::string to_table(const workloads::FitReport& rep) {
       << q.host->name << " RAM (" << units::format_bandwidth(q.host->memory_bandwidth) << "); all on the GPU it would be "
       << fixed(rep.gpu_decode_tok_s, 1) << " tok/s\n";
   } else if (q.host) {
-    o << "does not run: the " << gib(rep.host_bytes) << (q.gpus > 1 ? " the cards cannot" : " the card cannot")
+    o << "does not run: the " << format_gib(rep.host_bytes) << (q.gpus > 1 ? " the cards cannot" : " the card cannot")
       << " hold do not fit in " << q.host->name << "'s RAM ("
-      << gib(q.host->memory_bytes) << ") either\n";
+      << format_gib(q.host->memory_bytes) << ") either\n";
   } else if (q.gpu.unified()) {
     o << "does not run: " << fixed(100 * rep.resident_fraction, 1) << "% would fit, and unified memory is the host's: "
       << "there is no other RAM to offload to (a lower --quant, a smaller model or a part with more memory)\n";
@@ -320,8 +320,8 @@ std::string to_table(const workloads::FitReport& rep) {
     o << "\n  to make it fit, cheapest first" << (rep.engine ? " (judged by " + rep.engine->engine + "'s own accounting)" : "")
       << ":\n";
     auto sizes = [&](const workloads::Suggestion& s) {
-      if (s.engine) return "needs " + gib(s.engine->need()) + " of " + gib(s.engine->usable());
-      return "total " + gib(s.footprint.total);
+      if (s.engine) return "needs " + format_gib(s.engine->need()) + " of " + format_gib(s.engine->usable());
+      return "total " + format_gib(s.footprint.total);
     };
     for (const auto& s : rep.suggestions) {
       o << "    " << s.change << ": " << sizes(s) << (s.fits ? ", fits" : ", still too large");

@@ -5,7 +5,8 @@
 //   expert-cache        expert_cache.cc  an MoE expert cache over PCIe, misses split host/PCIe
 //   hybrid-cpu-experts  expert_cache.cc  a GPU hot set, every other routed expert on the CPU
 // Each decodes its own keys, plans its cards' memory, gives plan's search space and its
-// command line. Adding a family: a file with its class, a line in registry.cc, an engine file naming it.
+// command line. Adding a family: a file with its class, a line in registry.cc, an engine file
+// naming it.
 #pragma once
 
 #include <cstdint>
