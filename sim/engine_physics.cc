@@ -80,6 +80,7 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   if (auto eff = e.optional_number("cpu_matrix_efficiency")) p.cpu_matrix_efficiency = efficiency("cpu_matrix_efficiency", *eff);
   if (e.has("cpu_matrix_isa")) p.cpu_matrix_isa = e.choice("cpu_matrix_isa", {"avx2", "avx512", "amx", "neon"});
   p.cpu_threads = static_cast<int>(e.optional_integer("cpu_threads", 1, 1 << 20).value_or(0));
+  p.numa_first_job_stride = static_cast<int>(e.optional_integer("numa_first_job_stride", 0, 1 << 20).value_or(0));
   p.host_prefill_overlap = e.boolean("host_prefill_overlap", true);
   p.prefill_activation_traffic = e.boolean("prefill_activation_traffic", false);
   p.activation_value_bytes = e.optional_quantity("activation_value_bytes", Dimension::Bytes, Lower::Positive).value_or(2.0);

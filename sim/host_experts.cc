@@ -73,12 +73,46 @@ double isa_matrix_factor(const std::string& host_simd, const std::string& isa, d
   return 1.0;
 }
 
+std::vector<int> first_job_node_threads(int threads, int nodes, const std::vector<int>& jobs) {
+  std::vector<int> on(static_cast<std::size_t>(nodes), 0);
+  for (int id = 0; id < threads; ++id) {
+    int n = threads;  // a later job that uses every thread
+    for (int tasks : jobs)
+      if (id < std::min(threads, tasks)) {
+        n = std::min(threads, tasks);
+        break;
+      }
+    // 64-bit: thread_id x nodes as the engine computes it, without overflow at any count.
+    ++on[static_cast<std::size_t>(static_cast<long long>(id) * nodes / n)];
+  }
+  return on;
+}
+
+double host_busy_cores(const Scenario& s) {
+  const auto& ph = s.engine.physics;
+  const int cores = std::max(1, s.host.cores);
+  const int threads = ph.cpu_threads > 0 ? ph.cpu_threads : cores;
+  const int nodes = std::max(1, s.host.numa_nodes);
+  if (ph.numa_first_job_stride <= 0 || nodes == 1 || !s.model.moe || s.model.hidden_size <= 0)
+    return std::min(threads, cores);
+  // kTransformers' first jobs: the first MoE layer's warm-up, one expert's forward_one: its
+  // gate/up rows in tasks of `stride` rows, then its down projection's (ktransformers_ext/
+  // operators/llamafile/moe.cpp, MOE::forward_one; KExpertsCPU.load(warmup=True)).
+  const double stride = ph.numa_first_job_stride;
+  const double intermediate = s.model.moe->expert_params / (3.0 * s.model.hidden_size);
+  const std::vector<int> jobs{std::max(1, static_cast<int>(intermediate / stride)),
+                              std::max(1, static_cast<int>(s.model.hidden_size / stride))};
+  const int node_cores = std::max(1, cores / nodes);
+  double busy = 0;
+  for (int on_node : first_job_node_threads(threads, nodes, jobs)) busy += std::min(on_node, node_cores);
+  return busy;
+}
+
 double host_matrix_rate(const Scenario& s) {
   const auto& ph = s.engine.physics;
   if (ph.cpu_matrix_efficiency <= 0 || !s.host.fp32_flops || !s.model.moe) return 0.0;
   const double bits = s.engine.expert_format.bits_per_weight;
-  const int cores = std::max(1, s.host.cores);
-  const double used = ph.cpu_threads > 0 ? std::min(ph.cpu_threads, cores) / static_cast<double>(cores) : 1.0;
+  const double used = host_busy_cores(s) / std::max(1, s.host.cores);
   return *s.host.fp32_flops * isa_matrix_factor(s.host.simd, ph.cpu_matrix_isa, bits) * used * ph.cpu_matrix_efficiency;
 }
 

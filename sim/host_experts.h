@@ -17,6 +17,8 @@
 // the host's whole bandwidth. One node: the host's whole bandwidth. Units: bytes per second.
 #pragma once
 
+#include <vector>
+
 #include "sim/scenario.h"
 
 namespace vramsim::sim {
@@ -48,9 +50,23 @@ double host_expert_memory_rate(const Scenario& s);
 // avx512-bf16 < amx; neon alone).
 double isa_matrix_factor(const std::string& host_simd, const std::string& isa, double bits);
 
+// How many of an engine's `threads` worker threads end up on each of `nodes` NUMA nodes when
+// each thread binds itself to node thread_id x nodes / n of the first parallel job it works in,
+// n being the threads that job uses, min(threads, its tasks): kTransformers' Backend with
+// USE_NUMA (ktransformers_ext/cpu_backend/backend.cpp, process_tasks, at v0.2.0-v0.3; numa_bind
+// pins the thread's CPUs and memory to that node). `jobs`: the task counts of the process's first
+// jobs, in order; a thread none of them reaches binds in a later job that uses every thread.
+// REQUIRES: threads >= 1, nodes >= 1, every job >= 1.
+std::vector<int> first_job_node_threads(int threads, int nodes, const std::vector<int>& jobs);
+
+// The cores the engine's expert threads keep busy: min(threads, cores) when they spread evenly
+// over the nodes; with engine.numa_first_job_stride (kTransformers' placement above) the sum
+// over nodes of min(its threads, its cores). Threads: cpu_threads, else one per core.
+double host_busy_cores(const Scenario& s);
+
 // The host's rate for a prompt batch's expert products, FLOP per second (2 per multiply-add):
-// cpu.fp32_throughput x isa_matrix_factor x min(cpu_threads, cores) / cores x
-// cpu_matrix_efficiency. 0 when the engine sets no cpu_matrix_efficiency (no arithmetic bound).
+// cpu.fp32_throughput x isa_matrix_factor x host_busy_cores / cores x cpu_matrix_efficiency.
+// 0 when the engine sets no cpu_matrix_efficiency (no arithmetic bound).
 // REQUIRES: the host's fp32_flops when cpu_matrix_efficiency > 0 (the decoder refuses otherwise).
 double host_matrix_rate(const Scenario& s);
 

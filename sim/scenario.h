@@ -104,6 +104,11 @@ struct EnginePhysics {
   double cpu_matrix_efficiency = 0;
   std::string cpu_matrix_isa;           // avx2 | avx512 | amx | neon ("": the host's cpu.simd)
   int cpu_threads = 0;
+  // Rows of an expert's matrix per task in the engine's first parallel jobs, when its threads
+  // bind to NUMA nodes by the first job they work in (kTransformers' USE_NUMA build: the MoE
+  // warm-up, MOEConfig's stride, 64); 0: the threads spread evenly over the nodes.
+  // sim/host_experts.h (first_job_node_threads, host_busy_cores).
+  int numa_first_job_stride = 0;
   // Whether a prompt batch's host-computed experts run while the GPU computes its part of the
   // layer (true), or after it (false: the GPU's part, the activations' copies and the host's
   // part add up, as kTransformers' prefill path runs them).

@@ -5,10 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "scenario_runs.h"
 #include "sim/host_experts.h"
 
+using vramsim::sim::first_job_node_threads;
 using vramsim::sim::isa_matrix_factor;
 using vramsim::test::check_refused;
 using vramsim::test::json_number;
@@ -79,7 +81,40 @@ TEST_CASE("host matrix rate: a serial host part adds the GPU's time", "[host][ma
         Approx(54.25).epsilon(0.002));
 }
 
+// kTransformers' USE_NUMA build binds each worker thread to node thread_id x nodes / n of the
+// first job it works in (backend.cpp, Backend::process_tasks). Its first jobs are the MoE warm-up's
+// forward_one of one expert: 2,048 / 64 = 32 gate/up tasks, then 7,168 / 64 = 112 down tasks.
+TEST_CASE("host matrix rate: threads bind to the NUMA node of the first job they work in", "[host][matrix][numa]") {
+  using V = std::vector<int>;
+  CHECK(first_job_node_threads(64, 2, {32, 112}) == V{16, 48});  // --cpu_infer 65 on two sockets
+  CHECK(first_job_node_threads(32, 2, {32, 112}) == V{16, 16});  // 32 threads: the first job takes them all
+  CHECK(first_job_node_threads(64, 2, {}) == V{32, 32});         // no small first job: an even split
+  CHECK(first_job_node_threads(65, 2, {128}) == V{33, 32});      // 64 x 2 / 65 = 1: thread 64 on node 1
+  CHECK(first_job_node_threads(8, 1, {2, 3}) == V{8});
+  CHECK(first_job_node_threads(64, 4, {32, 112}) == V{8, 8, 24, 24});  // 0-31 by 8s; 32-63 at id x 4 / 64: nodes 2, 3
+}
+
+TEST_CASE("host matrix rate: threads crowded onto one node compute with that node's cores only", "[host][matrix][numa]") {
+  // Both sockets, experts on every node, the host's part overlapping the GPU's so that its
+  // arithmetic alone sets a long prompt's rate. 16 threads on node 0 and 48 on node 1's 32
+  // cores keep 48 of the 64 cores busy: 3/4 of the even split's rate.
+  const std::string both = "--set hardware.host.expert_memory=replicate --set engine.context=8192 --set workload.prompt_tokens=4000 "
+                           "--set workload.gen_tokens=2 --set workload.requests=1 --set engine.host_prefill_overlap=true";
+  auto rate = [&](const std::string& more) { return json_number(run_json(kKt, both + " " + more), "p50", "prefill_tok_s"); };
+  const double even = rate("--set engine.numa_first_job_stride=0");
+  CHECK(rate("") == Approx(0.75 * even).epsilon(0.02));  // the preset: stride 64
+  // The even split is the whole host's arithmetic: twice one socket's.
+  CHECK(even == Approx(2 * prefill()).epsilon(0.03));
+  // One socket's 32 threads fill the first job and split 16/16: the rule changes nothing.
+  CHECK(prefill("--set engine.numa_first_job_stride=0") == Approx(prefill()));
+  // Decode reads the experts (bytes-bound): unchanged by where the threads compute.
+  const std::string two = run_json(kKt, both);
+  CHECK(json_number(two, "p50", "decode_tok_s") ==
+        Approx(json_number(run_json(kKt, both + " --set engine.numa_first_job_stride=0"), "p50", "decode_tok_s")));
+}
+
 TEST_CASE("host matrix rate: impossible settings are refused at the key", "[host][matrix]") {
+  check_refused(kKt, "engine.numa_first_job_stride=-64", "numa_first_job_stride");
   check_refused(kKt, "engine.cpu_matrix_efficiency=1.5", "an efficiency is at most 1");
   check_refused(kKt, "engine.cpu_matrix_isa=sse4", "cpu_matrix_isa");
   check_refused(kKt, "engine.cpu_threads=0", "cpu_threads");
