@@ -49,7 +49,10 @@ double host_expert_memory_rate(const Scenario& s) {
 double host_expert_rate(const Scenario& s) {
   const double memory = host_expert_memory_rate(s);
   const double per_flop = s.engine.physics.cpu_expert_bytes_per_flop;
-  return per_flop > 0 && s.host.fp32_flops ? std::min(memory, *s.host.fp32_flops * per_flop) : memory;
+  if (per_flop <= 0 || !s.host.fp32_flops) return memory;
+  // The kernels' arithmetic runs on the cores the engine's threads keep busy.
+  const double busy = host_busy_cores(s) / std::max(1, s.host.cores);
+  return std::min(memory, *s.host.fp32_flops * busy * per_flop);
 }
 
 namespace {

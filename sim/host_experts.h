@@ -30,7 +30,8 @@ double per_socket_expert_bandwidth(const hw::HostSpec& host, const ExpertMemory&
 // The host's expert throughput, all worker groups together, bytes of expert weights per second:
 // cpu_expert_share x the memory bandwidth its groups read from (the host's whole bandwidth, or
 // per_socket_expert_bandwidth with host_expert_numa: per-socket), capped by the kernels'
-// arithmetic, the host's fp32 peak x cpu_expert_bytes_per_flop, when the engine sets it.
+// arithmetic when the engine sets cpu_expert_bytes_per_flop: that x the host's fp32 peak x
+// host_busy_cores / cores (the cores the engine's threads keep busy).
 double host_expert_rate(const Scenario& s);
 // The memory-bound part alone (the first term above).
 double host_expert_memory_rate(const Scenario& s);

@@ -67,11 +67,14 @@ TEST_CASE("hybrid-cpu-experts: per-socket worker groups read the experts where t
 
 TEST_CASE("hybrid-cpu-experts: interleaved experts decode faster than experts on one node, by the bandwidth ratio",
           "[engines][hybrid]") {
-  const std::string spread = run_json(kQwen, "");
-  const std::string one = run_json(kQwen, "--set hardware.host.expert_memory=0");
+  // Memory-bound kernels (the preset's are bound by their cores: below), so that where the
+  // experts live sets the rate.
+  const std::string bytes = "--set engine.cpu_expert_bytes_per_flop= --set engine.cpu_expert_share=0.407 ";
+  const std::string spread = run_json(kQwen, bytes);
+  const std::string one = run_json(kQwen, bytes + "--set hardware.host.expert_memory=0");
   CHECK(decode(spread) > decode(one));
   // A copy on each node (kTransformers' dual-socket mode): every group reads locally, faster still.
-  const std::string copies = run_json(kQwen, "--set hardware.host.expert_memory=replicate");
+  const std::string copies = run_json(kQwen, bytes + "--set hardware.host.expert_memory=replicate");
   CHECK(decode(copies) > decode(spread));
   // The step's CPU-expert wait is the experts' bytes over the groups' throughput (plus the
   // hidden states' tiny copies): its ratio is the bandwidth ratio, 361.4 / 307.2 GB/s.
@@ -83,6 +86,23 @@ TEST_CASE("hybrid-cpu-experts: interleaved experts decode faster than experts on
   // Every expert is computed by the CPU: nothing is read over PCIe in place.
   CHECK(json_number(spread, "p50", "pcie_overflow") == 0);
   CHECK(json_number(spread, "pcie_frac") == 0);
+}
+
+TEST_CASE("hybrid-cpu-experts: kernels bound by their cores decode as fast wherever the experts live, faster with more cores",
+          "[engines][hybrid]") {
+  // The preset's decode kernels: cpu_expert_bytes_per_flop of the busy cores' fp32 peak, under
+  // the memory cap on every placement of this host.
+  const double spread = decode(run_json(kQwen, ""));
+  CHECK(decode(run_json(kQwen, "--set hardware.host.expert_memory=0")) == Approx(spread));
+  CHECK(decode(run_json(kQwen, "--set hardware.host.expert_memory=replicate")) == Approx(spread));
+  // Fewer threads, fewer busy cores: slower; the rate follows them (32 of the 52 busy cores).
+  auto cpu_ms = [](const std::string& json) {
+    return json_number(json, "cpu_experts", "step_time_breakdown") * json_number(json, "decode_step_ms");
+  };
+  const std::string all = run_json(kQwen, "");
+  const std::string half = run_json(kQwen, "--set engine.cpu_threads=32");
+  CHECK(decode(half) < spread);
+  CHECK(cpu_ms(half) / cpu_ms(all) == Approx(52.0 / 32.0).epsilon(0.01));
 }
 
 TEST_CASE("hybrid-cpu-experts: a larger hot set hits more and decodes faster, and never overflows to PCIe",
@@ -206,14 +226,15 @@ TEST_CASE("run --engine expert-cache: vramsim's own flags, labelled so", "[engin
 TEST_CASE("plan --set: a fixed override reaches every candidate", "[engines][plan][hybrid]") {
   const std::string plan = "plan --model qwen3-235b-a22b --gpu rtx-5090 --host xeon-gold-6454s-x2 --engine hybrid-cpu-experts "
                            "--quant Q4_K_M --json -j 2";
-  auto one = run_vramsim(plan);
-  auto spread = run_vramsim(plan + " --set hardware.host.expert_memory=interleave");
-  INFO(one.err << spread.err);
-  REQUIRE(one.status == 0);
-  REQUIRE(spread.status == 0);
+  auto all = run_vramsim(plan);
+  auto fewer = run_vramsim(plan + " --set engine.cpu_threads=32");
+  INFO(all.err << fewer.err);
+  REQUIRE(all.status == 0);
+  REQUIRE(fewer.status == 0);
   // Without a hot set (Qwen3 has no routing statistics) only the KV type varies: 2 candidates.
-  CHECK(json_number(one.out, "candidates") == 2);
-  CHECK(json_number(spread.out, "decode_tok_s", "best") > json_number(one.out, "decode_tok_s", "best"));
+  CHECK(json_number(all.out, "candidates") == 2);
+  // The host's decode kernels are bound by the cores its threads keep busy: fewer threads, slower.
+  CHECK(json_number(fewer.out, "decode_tok_s", "best") < json_number(all.out, "decode_tok_s", "best"));
 }
 
 TEST_CASE("dense layers before the MoE ones hold and route no experts", "[engines][hybrid][quick]") {
