@@ -1,5 +1,7 @@
 #include "hw/host.h"
 
+#include <string>
+
 #include "core/config_reader.h"
 
 namespace vramsim::hw {
@@ -41,6 +43,11 @@ HostSpec decode_host(const config::Node& node, const std::string& key_path) {
     m.finish();
   }
   h.numa_nodes = static_cast<int>(r.integer("numa_nodes", 1, 64));
+  // A node is a socket or a cluster of its cores, each with its memory controllers: the model
+  // places threads and experts on nodes by their cores (sim/host_experts.h).
+  if (h.numa_nodes > h.cores)
+    r.fail_at("numa_nodes", std::to_string(h.numa_nodes) + " NUMA nodes for " + std::to_string(h.cores) +
+                                " cores: each node holds at least one core (a socket or a cluster of cores)");
   if (h.numa_nodes > 1)
     h.inter_socket_bandwidth = r.quantity("inter_socket_bandwidth", Dimension::Bandwidth);
   else if (r.has("inter_socket_bandwidth"))

@@ -1,6 +1,7 @@
 #include "sim/host_experts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -96,18 +97,26 @@ double host_busy_cores(const Scenario& s) {
   const int cores = std::max(1, s.host.cores);
   const int threads = ph.cpu_threads > 0 ? ph.cpu_threads : cores;
   const int nodes = std::max(1, s.host.numa_nodes);
-  if (ph.numa_first_job_stride <= 0 || nodes == 1 || !s.model.moe || s.model.hidden_size <= 0)
+  // The rule is the USE_NUMA build's, and that build copies every expert onto each node
+  // (llamafile/moe.cpp L25-48): with one copy (interleaved, or on one node) the threads are
+  // the operating system's to spread.
+  if (ph.numa_first_job_stride <= 0 || nodes == 1 || !s.expert_memory.replicated || !s.model.moe ||
+      s.model.hidden_size <= 0)
     return std::min(threads, cores);
   // kTransformers' first jobs: the first MoE layer's warm-up, one expert's forward_one: its
   // gate/up rows in tasks of `stride` rows, then its down projection's (ktransformers_ext/
   // operators/llamafile/moe.cpp, MOE::forward_one; KExpertsCPU.load(warmup=True)).
   const double stride = ph.numa_first_job_stride;
   const double intermediate = s.model.moe->expert_params / (3.0 * s.model.hidden_size);
-  const std::vector<int> jobs{std::max(1, static_cast<int>(intermediate / stride)),
+  const std::vector<int> jobs{std::max(1, static_cast<int>(std::round(intermediate) / stride)),
                               std::max(1, static_cast<int>(s.model.hidden_size / stride))};
-  const int node_cores = std::max(1, cores / nodes);
+  const std::vector<int> on = first_job_node_threads(threads, nodes, jobs);
   double busy = 0;
-  for (int on_node : first_job_node_threads(threads, nodes, jobs)) busy += std::min(on_node, node_cores);
+  for (int k = 0; k < nodes; ++k) {
+    // Node k's cores: the host's cores dealt over its nodes (a remainder to the later ones).
+    const long long node_cores = static_cast<long long>(cores) * (k + 1) / nodes - static_cast<long long>(cores) * k / nodes;
+    busy += static_cast<double>(std::min<long long>(on[static_cast<std::size_t>(k)], node_cores));
+  }
   return busy;
 }
 

@@ -54,15 +54,19 @@ double isa_matrix_factor(const std::string& host_simd, const std::string& isa, d
 // How many of an engine's `threads` worker threads end up on each of `nodes` NUMA nodes when
 // each thread binds itself to node thread_id x nodes / n of the first parallel job it works in,
 // n being the threads that job uses, min(threads, its tasks): kTransformers' Backend with
-// USE_NUMA (ktransformers_ext/cpu_backend/backend.cpp, process_tasks, at v0.2.0-v0.3; numa_bind
-// pins the thread's CPUs and memory to that node). `jobs`: the task counts of the process's first
-// jobs, in order; a thread none of them reaches binds in a later job that uses every thread.
+// USE_NUMA (ktransformers_ext/cpu_backend/backend.cpp, process_tasks, v0.2.0 to v0.2.2rc1;
+// numa_bind pins the thread's CPUs and memory to that node; v0.2.2rc2's "fix numa cpu
+// distribution", 2025-02-26, makes every job use every thread). `jobs`: the task counts of the
+// process's first jobs, in order; a thread none of them reaches binds in a later job that uses
+// every thread.
 // REQUIRES: threads >= 1, nodes >= 1, every job >= 1.
 std::vector<int> first_job_node_threads(int threads, int nodes, const std::vector<int>& jobs);
 
 // The cores the engine's expert threads keep busy: min(threads, cores) when they spread evenly
-// over the nodes; with engine.numa_first_job_stride (kTransformers' placement above) the sum
-// over nodes of min(its threads, its cores). Threads: cpu_threads, else one per core.
+// over the nodes; with engine.numa_first_job_stride and the experts copied onto every node
+// (hardware.host.expert_memory: replicate, the USE_NUMA build) kTransformers' placement above,
+// the sum over nodes of min(its threads, its cores). Threads: cpu_threads, else one per core.
+// At most the host's cores.
 double host_busy_cores(const Scenario& s);
 
 // The host's rate for a prompt batch's expert products, FLOP per second (2 per multiply-add):

@@ -89,15 +89,16 @@ TEST_CASE("host matrix rate: threads bind to the NUMA node of the first job they
   CHECK(first_job_node_threads(64, 2, {32, 112}) == V{16, 48});  // --cpu_infer 65 on two sockets
   CHECK(first_job_node_threads(32, 2, {32, 112}) == V{16, 16});  // 32 threads: the first job takes them all
   CHECK(first_job_node_threads(64, 2, {}) == V{32, 32});         // no small first job: an even split
-  CHECK(first_job_node_threads(65, 2, {128}) == V{33, 32});      // 64 x 2 / 65 = 1: thread 64 on node 1
+  CHECK(first_job_node_threads(65, 2, {128}) == V{33, 32});      // thread 32: 32 x 2 / 65 = 0, on node 0
   CHECK(first_job_node_threads(8, 1, {2, 3}) == V{8});
   CHECK(first_job_node_threads(64, 4, {32, 112}) == V{8, 8, 24, 24});  // 0-31 by 8s; 32-63 at id x 4 / 64: nodes 2, 3
 }
 
 TEST_CASE("host matrix rate: threads crowded onto one node compute with that node's cores only", "[host][matrix][numa]") {
-  // Both sockets, experts on every node, the host's part overlapping the GPU's so that its
-  // arithmetic alone sets a long prompt's rate. 16 threads on node 0 and 48 on node 1's 32
-  // cores keep 48 of the 64 cores busy: 3/4 of the even split's rate.
+  // Both sockets, the experts copied onto every node (the USE_NUMA build, whose threads bind
+  // themselves), the host's part overlapping the GPU's so that its arithmetic alone sets a long
+  // prompt's rate. 16 threads on node 0 and 48 on node 1's 32 cores keep 48 of the 64 cores
+  // busy: 3/4 of the even split's rate.
   const std::string both = "--set hardware.host.expert_memory=replicate --set engine.context=8192 --set workload.prompt_tokens=4000 "
                            "--set workload.gen_tokens=2 --set workload.requests=1 --set engine.host_prefill_overlap=true";
   auto rate = [&](const std::string& more) { return json_number(run_json(kKt, both + " " + more), "p50", "prefill_tok_s"); };
@@ -105,8 +106,14 @@ TEST_CASE("host matrix rate: threads crowded onto one node compute with that nod
   CHECK(rate("") == Approx(0.75 * even).epsilon(0.02));  // the preset: stride 64
   // The even split is the whole host's arithmetic: twice one socket's.
   CHECK(even == Approx(2 * prefill()).epsilon(0.03));
-  // One socket's 32 threads fill the first job and split 16/16: the rule changes nothing.
+  // One socket's run (experts on its node, one copy): the threads are the operating system's,
+  // the rule does not apply, and 32 threads keep 32 cores busy either way.
   CHECK(prefill("--set engine.numa_first_job_stride=0") == Approx(prefill()));
+  // Interleaved experts (one copy, no USE_NUMA build): the threads spread evenly, the rule
+  // changes nothing either.
+  const std::string interleaved = "--set hardware.host.expert_memory=interleave --set engine.context=8192 --set workload.prompt_tokens=4000 "
+                                  "--set workload.gen_tokens=2 --set workload.requests=1 --set engine.host_prefill_overlap=true";
+  CHECK(json_number(run_json(kKt, interleaved), "p50", "prefill_tok_s") == Approx(even).epsilon(0.01));
   // Decode's kernels are bound by the same busy cores (cpu_expert_bytes_per_flop): the host's
   // part of a step takes 64 / 48 as long as with the threads spread evenly.
   auto cpu_ms = [](const std::string& json) {
@@ -118,6 +125,7 @@ TEST_CASE("host matrix rate: threads crowded onto one node compute with that nod
 
 TEST_CASE("host matrix rate: impossible settings are refused at the key", "[host][matrix]") {
   check_refused(kKt, "engine.numa_first_job_stride=-64", "numa_first_job_stride");
+  check_refused(kKt, "hardware.host.cpu.cores=1", "2 NUMA nodes for 1 cores: each node holds at least one core");
   check_refused(kKt, "engine.cpu_matrix_efficiency=1.5", "an efficiency is at most 1");
   check_refused(kKt, "engine.cpu_matrix_isa=sse4", "cpu_matrix_isa");
   check_refused(kKt, "engine.cpu_threads=0", "cpu_threads");
