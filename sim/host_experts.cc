@@ -47,13 +47,16 @@ double host_expert_memory_rate(const Scenario& s) {
   return bandwidth * s.engine.physics.cpu_expert_share;
 }
 
+namespace {
+// The share of the host's fp32 peak the engine's expert kernels run on: its busy cores.
+double busy_share(const Scenario& s) { return host_busy_cores(s) / std::max(1, s.host.cores); }
+}  // namespace
+
 double host_expert_rate(const Scenario& s) {
   const double memory = host_expert_memory_rate(s);
   const double per_flop = s.engine.physics.cpu_expert_bytes_per_flop;
   if (per_flop <= 0 || !s.host.fp32_flops) return memory;
-  // The kernels' arithmetic runs on the cores the engine's threads keep busy.
-  const double busy = host_busy_cores(s) / std::max(1, s.host.cores);
-  return std::min(memory, *s.host.fp32_flops * busy * per_flop);
+  return std::min(memory, *s.host.fp32_flops * busy_share(s) * per_flop);
 }
 
 namespace {
@@ -124,8 +127,7 @@ double host_matrix_rate(const Scenario& s) {
   const auto& ph = s.engine.physics;
   if (ph.cpu_matrix_efficiency <= 0 || !s.host.fp32_flops || !s.model.moe) return 0.0;
   const double bits = s.engine.expert_format.bits_per_weight;
-  const double used = host_busy_cores(s) / std::max(1, s.host.cores);
-  return *s.host.fp32_flops * isa_matrix_factor(s.host.simd, ph.cpu_matrix_isa, bits) * used * ph.cpu_matrix_efficiency;
+  return *s.host.fp32_flops * isa_matrix_factor(s.host.simd, ph.cpu_matrix_isa, bits) * busy_share(s) * ph.cpu_matrix_efficiency;
 }
 
 }  // namespace vramsim::sim

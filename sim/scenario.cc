@@ -276,8 +276,8 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
       share && host_computes && host_expert_rate(s) < host_expert_memory_rate(s))
     s.warnings.push_back("engine.cpu_expert_share (" + share->text() + ") does not bind: the host's expert kernels are "
                          "compute-bound at " + units::format_bandwidth(host_expert_rate(s)) +
-                         " (cpu.fp32_throughput of the cores its threads keep busy x engine.cpu_expert_bytes_per_flop); clear cpu_expert_bytes_per_flop "
-                         "for the share to set the rate");
+                         " (cpu.fp32_throughput of the cores its threads keep busy x engine.cpu_expert_bytes_per_flop); "
+                         "clear cpu_expert_bytes_per_flop for the share to set the rate");
 
   // Physically impossible combinations: what the placement keeps in host RAM must fit it
   // (sim::host_ram: the CPU layers' weights and KV, the experts kept in RAM).

@@ -13,6 +13,7 @@
 using vramsim::sim::first_job_node_threads;
 using vramsim::sim::isa_matrix_factor;
 using vramsim::test::check_refused;
+using vramsim::test::cpu_expert_ms;
 using vramsim::test::json_number;
 using vramsim::test::run_json;
 
@@ -21,9 +22,9 @@ const std::string kKt = std::string(VRAMSIM_TEST_CONFIGS_DIR) + "/scenarios/deep
 // One socket's 32 threads, experts on its node, a 4,000-token prompt: compute-bound. The host's
 // part overlaps the GPU's here (host_prefill_overlap), so that the host's arithmetic alone sets
 // the rate; the preset's serial order is tested on its own below.
-const std::string kOneSocket = "--set hardware.host.expert_memory=0 --set engine.cpu_threads=32 --set engine.context=8192 "
-                               "--set workload.prompt_tokens=4000 --set workload.gen_tokens=2 --set workload.requests=1 "
-                               "--set engine.host_prefill_overlap=true";
+const std::string kLongPrompt = "--set engine.context=8192 --set workload.prompt_tokens=4000 --set workload.gen_tokens=2 "
+                                "--set workload.requests=1 --set engine.host_prefill_overlap=true";
+const std::string kOneSocket = "--set hardware.host.expert_memory=0 --set engine.cpu_threads=32 " + kLongPrompt;
 double prefill(const std::string& more = "") { return json_number(run_json(kKt, kOneSocket + " " + more), "p50", "prefill_tok_s"); }
 }  // namespace
 
@@ -99,8 +100,7 @@ TEST_CASE("host matrix rate: threads crowded onto one node compute with that nod
   // themselves), the host's part overlapping the GPU's so that its arithmetic alone sets a long
   // prompt's rate. 16 threads on node 0 and 48 on node 1's 32 cores keep 48 of the 64 cores
   // busy: 3/4 of the even split's rate.
-  const std::string both = "--set hardware.host.expert_memory=replicate --set engine.context=8192 --set workload.prompt_tokens=4000 "
-                           "--set workload.gen_tokens=2 --set workload.requests=1 --set engine.host_prefill_overlap=true";
+  const std::string both = "--set hardware.host.expert_memory=replicate " + kLongPrompt;
   auto rate = [&](const std::string& more) { return json_number(run_json(kKt, both + " " + more), "p50", "prefill_tok_s"); };
   const double even = rate("--set engine.numa_first_job_stride=0");
   CHECK(rate("") == Approx(0.75 * even).epsilon(0.02));  // the preset: stride 64
@@ -111,15 +111,11 @@ TEST_CASE("host matrix rate: threads crowded onto one node compute with that nod
   CHECK(prefill("--set engine.numa_first_job_stride=0") == Approx(prefill()));
   // Interleaved experts (one copy, no USE_NUMA build): the threads spread evenly, the rule
   // changes nothing either.
-  const std::string interleaved = "--set hardware.host.expert_memory=interleave --set engine.context=8192 --set workload.prompt_tokens=4000 "
-                                  "--set workload.gen_tokens=2 --set workload.requests=1 --set engine.host_prefill_overlap=true";
+  const std::string interleaved = "--set hardware.host.expert_memory=interleave " + kLongPrompt;
   CHECK(json_number(run_json(kKt, interleaved), "p50", "prefill_tok_s") == Approx(even).epsilon(0.01));
   // Decode's kernels are bound by the same busy cores (cpu_expert_bytes_per_flop): the host's
   // part of a step takes 64 / 48 as long as with the threads spread evenly.
-  auto cpu_ms = [](const std::string& json) {
-    return json_number(json, "cpu_experts", "step_time_breakdown") * json_number(json, "decode_step_ms");
-  };
-  CHECK(cpu_ms(run_json(kKt, both)) / cpu_ms(run_json(kKt, both + " --set engine.numa_first_job_stride=0")) ==
+  CHECK(cpu_expert_ms(run_json(kKt, both)) / cpu_expert_ms(run_json(kKt, both + " --set engine.numa_first_job_stride=0")) ==
         Approx(64.0 / 48.0).epsilon(0.01));
 }
 

@@ -13,6 +13,7 @@
 #include "tests/json_matchers.h"
 
 using vramsim::test::all_flags;
+using vramsim::test::cpu_expert_ms;
 using vramsim::test::json_number;
 using vramsim::test::plan_json;
 using vramsim::test::run_json;
@@ -79,10 +80,7 @@ TEST_CASE("hybrid-cpu-experts: interleaved experts decode faster than experts on
   // The step's CPU-expert wait is the experts' bytes over the groups' throughput (plus the
   // hidden states' tiny copies): its ratio is the bandwidth ratio, 361.4 / 307.2 GB/s.
   const double node = 307.2e9, link = 128e9;
-  auto cpu_ms = [](const std::string& json) {
-    return json_number(json, "cpu_experts", "step_time_breakdown") * json_number(json, "decode_step_ms");
-  };
-  CHECK(cpu_ms(one) / cpu_ms(spread) == Approx(2.0 / (0.5 / node + 0.5 / link) / node).epsilon(0.01));
+  CHECK(cpu_expert_ms(one) / cpu_expert_ms(spread) == Approx(2.0 / (0.5 / node + 0.5 / link) / node).epsilon(0.01));
   // Every expert is computed by the CPU: nothing is read over PCIe in place.
   CHECK(json_number(spread, "p50", "pcie_overflow") == 0);
   CHECK(json_number(spread, "pcie_frac") == 0);
@@ -91,19 +89,16 @@ TEST_CASE("hybrid-cpu-experts: interleaved experts decode faster than experts on
 TEST_CASE("hybrid-cpu-experts: decode kernels bound by their busy cores, under a memory cap", "[engines][hybrid]") {
   // The preset's decode kernels process cpu_expert_bytes_per_flop x the busy cores' fp32 peak
   // (9.0 TFLOPS for 64 cores: 252 GB/s), under cpu_expert_share (0.75) of what the groups read.
-  auto cpu_ms = [](const std::string& json) {
-    return json_number(json, "cpu_experts", "step_time_breakdown") * json_number(json, "decode_step_ms");
-  };
   const std::string spread = run_json(kQwen, "");  // interleaved: 0.75 x 361.4 = 271 GB/s, the cores bind
   // Half the threads, half the busy cores (the memory cap still above them): twice the time.
-  CHECK(cpu_ms(run_json(kQwen, "--set engine.cpu_threads=32")) / cpu_ms(spread) == Approx(2.0).epsilon(0.01));
+  CHECK(cpu_expert_ms(run_json(kQwen, "--set engine.cpu_threads=32")) / cpu_expert_ms(spread) == Approx(2.0).epsilon(0.01));
   // Experts on one node: its 0.75 x 307.2 = 230 GB/s is below the cores' 252: the memory binds.
-  CHECK(cpu_ms(run_json(kQwen, "--set hardware.host.expert_memory=0")) / cpu_ms(spread) ==
+  CHECK(cpu_expert_ms(run_json(kQwen, "--set hardware.host.expert_memory=0")) / cpu_expert_ms(spread) ==
         Approx(9.0e12 * 0.02805 / (0.75 * 307.2e9)).epsilon(0.01));
   // A copy on each node is kTransformers' USE_NUMA build, whose threads bind by their first job:
   // Qwen3's 1,536-wide experts make it 24 tasks, so 20 threads on node 0, 44 on node 1's 32
   // cores: 52 busy cores, slower than the spread threads of one copy.
-  CHECK(cpu_ms(run_json(kQwen, "--set hardware.host.expert_memory=replicate")) / cpu_ms(spread) ==
+  CHECK(cpu_expert_ms(run_json(kQwen, "--set hardware.host.expert_memory=replicate")) / cpu_expert_ms(spread) ==
         Approx(64.0 / 52.0).epsilon(0.01));
 }
 

@@ -22,6 +22,11 @@ inline std::string run_json(const std::string& scenario, const std::string& args
 
 inline double decode_p50(const std::string& json) { return json_number(json, "p50", "decode_tok_s"); }
 
+// Milliseconds of a decode step spent waiting on the host's experts (run --json).
+inline double cpu_expert_ms(const std::string& json) {
+  return json_number(json, "cpu_experts", "step_time_breakdown") * json_number(json, "decode_step_ms");
+}
+
 // `vramsim plan ARGS --json --top 50 -j 2`, which must succeed: its output.
 inline std::string plan_json(const std::string& args) {
   auto r = run_vramsim("plan " + args + " --json --top 50 -j 2");
