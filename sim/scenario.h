@@ -135,6 +135,14 @@ struct EnginePhysics {
   // Prefill attention without a fused (flash) kernel: bytes of VRAM traffic per attention
   // score (one query, one key, one head) between its kernels; 0: fused, the scores stay on chip.
   double attention_score_bytes = 0;
+  // Which keys a prompt micro-batch's attention kernels compute. Unfused attention (above) always
+  // computes the micro-batch's whole KV view, every query against every key up to the micro-batch's
+  // last position (ggml's KQ product, softmax and KQV over n_kv: llm_build_kqv). A fused kernel
+  // skips the keys after each query's position; with attention_skips_window it also skips the
+  // keys before a sliding window (FlashAttention's window_size: vLLM, SGLang), without it it
+  // computes them masked (llama.cpp's CUDA FA: KV_max trims only the keys past a query tile,
+  // fattn-common.cuh flash_attn_mask_to_KV_max, PR 14924, 2025-07-30).
+  bool attention_skips_window = true;
   // A prompt micro-batch's element-wise kernels and its products' input and output conversions
   // move its activations through VRAM on top of the GEMMs (llama.cpp's ggml graph,
   // sim/activation_traffic.h); false: the engine's fused kernels keep them out of the step's time.

@@ -286,16 +286,28 @@ double attended_pairs(std::int64_t tokens, std::int64_t cached, std::int64_t win
 }
 }  // namespace
 
+double StepModel::attention_pairs(std::int64_t tokens, std::int64_t cached, std::optional<std::int64_t> window) const {
+  const auto& ph = s_.engine.physics;
+  const double p = static_cast<double>(tokens);
+  // The keys a layer's KV view holds before the micro-batch: every cached one, or for a windowed
+  // layer the window's (llama.cpp's cache for sliding-window layers keeps the window and the
+  // micro-batch, llama-kv-cache-iswa; builds before May 2025 kept them all: not modelled).
+  const double before = static_cast<double>(window ? std::min(cached, *window) : cached);
+  if (ph.attention_score_bytes > 0) return p * (before + p);  // unfused: the whole view, masked or not
+  if (!window) return attended_pairs(tokens, cached, cached + tokens);
+  if (ph.attention_skips_window) return attended_pairs(tokens, cached, *window);
+  return p * before + p * (p + 1) / 2;  // fused, the window's mask computed: each query's earlier keys of the view
+}
+
 double StepModel::prefill_attention_flops(std::int64_t tokens, std::int64_t cached) const {
   const auto& m = s_.model;
   if (tokens <= 0) return 0.0;
   const double per_pair = 4.0 * m.attention.query_heads * m.attention.head_dim;
   const auto& window = m.attention.sliding_window;
   const bool windowed = window && m.attention.layout != workloads::AttentionLayout::Mla;
-  const std::int64_t unbounded = cached + tokens;  // no window: every earlier key
   const double windowed_layers = windowed ? window->layers : 0.0;
-  const double pairs = (m.layers - windowed_layers) * attended_pairs(tokens, cached, unbounded) +
-                       (windowed ? windowed_layers * attended_pairs(tokens, cached, window->window_tokens) : 0.0);
+  const double pairs = (m.layers - windowed_layers) * attention_pairs(tokens, cached, std::nullopt) +
+                       (windowed ? windowed_layers * attention_pairs(tokens, cached, window->window_tokens) : 0.0);
   return per_pair * pairs / m.layers * (attention_share_ * layers_);
 }
 

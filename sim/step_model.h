@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -214,10 +215,15 @@ class StepModel {
   double decode_attention_seconds(std::int64_t kv_tokens, int sequences) const;
   // This card's per-layer fixed cost over its layers (layer_launch each; 0 for CPU layers).
   double layer_launches() const;
+  // (query, key) pairs one layer's attention kernels compute for `tokens` prompt positions after
+  // `cached` ones already in the KV cache, for a full layer (no window) or a sliding-window layer
+  // of `window` keys: the pairs the causal (and window) mask keeps when the kernels skip the rest,
+  // more when they compute masked pairs (engine.attention_score_bytes, attention_skips_window).
+  double attention_pairs(std::int64_t tokens, std::int64_t cached, std::optional<std::int64_t> window) const;
   // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x
-  // query_heads x head_dim per (query, key) pair a layer attends, causal, for `tokens` new
-  // positions after `cached` ones already in the KV cache (a reused prefix, tokens computed
-  // before); sliding-window layers attend at most their window. This card's layers and heads.
+  // query_heads x head_dim per (query, key) pair its layers compute (attention_pairs), for
+  // `tokens` new positions after `cached` ones (a reused prefix, tokens computed before). This
+  // card's layers and heads.
   double prefill_attention_flops(std::int64_t tokens, std::int64_t cached) const;
 
   // Micro-batches of a prompt of `tokens` (engine.prefill_ubatch; 0: one batch): `full` ones of

@@ -410,10 +410,60 @@ TEST_CASE("unfused attention moves its scores through VRAM: a long prompt's pref
   const double a = StepModel(fused, plan_vram(fused)).prefill(pass).total();
   const double b = StepModel(unfused, plan_vram(unfused)).prefill(pass).total();
   const auto& m = unfused.model;
+  const auto& ph = unfused.engine.physics;
   const auto& gpu = unfused.cards[0].gpu.spec;
-  // Every (query, key, head) score of the causal prompt, 16 bytes each, at the card's rate.
-  const double scores = static_cast<double>(m.layers) * m.attention.query_heads * 4096.0 * 4097.0 / 2;
-  CHECK(b - a == Approx(scores * 16 / (gpu.memory_bandwidth * unfused.engine.physics.gpu_bandwidth_efficiency)).epsilon(0.02));
+  // Eight micro-batches of 512: the i-th computes 512 queries against all 512 x i keys of its view,
+  // masked or not; the fused kernel computes the causal 4096 x 4097 / 2.
+  REQUIRE(ph.prefill_ubatch == 512);
+  const double view = 512.0 * 512.0 * 36, causal = 4096.0 * 4097.0 / 2;
+  const double heads = static_cast<double>(m.layers) * m.attention.query_heads;
+  // Every (query, key, head) score of the views, 16 bytes each, at the card's bandwidth; the
+  // masked pairs' FLOPs at the attention rate.
+  const double bytes = heads * view * 16 / (gpu.memory_bandwidth * ph.gpu_bandwidth_efficiency);
+  const double flops = heads * (view - causal) * 4 * m.attention.head_dim / (gpu.dense_fp16_flops * ph.gpu_compute_efficiency);
+  CHECK(b - a == Approx(bytes + flops).epsilon(0.02));
+}
+
+// Which (query, key) pairs a micro-batch's attention computes: the causal ones (fused kernels
+// that skip the masked keys), every key of the KV view (unfused: ggml's KQ product and softmax
+// over n_kv), or a sliding window's masked keys too (llama.cpp's FlashAttention trims only the
+// keys after a query tile).
+TEST_CASE("prefill attention computes the pairs its kernels do not skip", "[step][prefill]") {
+  Scenario window = llama_bench({});
+  window.engine.physics.attention_skips_window = true;
+  Scenario masked = llama_bench({});
+  REQUIRE_FALSE(masked.engine.physics.attention_skips_window);  // the llama.cpp preset
+  Scenario unfused = llama_bench({"engine.attention_score_bytes=16B"});
+  const StepModel w(window, plan_vram(window)), k(masked, plan_vram(masked)), u(unfused, plan_vram(unfused));
+  // A full layer: 100 queries after 300 cached positions.
+  CHECK(w.attention_pairs(100, 300, std::nullopt) == Approx(100.0 * 300 + 100.0 * 101 / 2));
+  CHECK(k.attention_pairs(100, 300, std::nullopt) == Approx(100.0 * 300 + 100.0 * 101 / 2));
+  CHECK(u.attention_pairs(100, 300, std::nullopt) == Approx(100.0 * 400));
+  // A layer of a 128-key window: the window's keys, or the view the cache keeps (128 + 100).
+  CHECK(w.attention_pairs(100, 300, 128) == Approx(100.0 * 128));
+  CHECK(k.attention_pairs(100, 300, 128) == Approx(100.0 * 128 + 100.0 * 101 / 2));
+  CHECK(u.attention_pairs(100, 300, 128) == Approx(100.0 * 228));
+  // Before the window fills, every kernel sees the same causal keys (unfused: its whole view).
+  CHECK(w.attention_pairs(50, 0, 128) == Approx(50.0 * 51 / 2));
+  CHECK(k.attention_pairs(50, 0, 128) == Approx(50.0 * 51 / 2));
+  CHECK(u.attention_pairs(50, 0, 128) == Approx(50.0 * 50));
+}
+
+// The unfused graph's view grows with the micro-batch: one 2,048-token micro-batch computes
+// 2,048 x 2,048 scores where two of 1,024 compute 1,024 x (1,024 + 2,048): past some size a
+// larger micro-batch prefills slower ([7716]'s and [7921]'s llama-bench sweeps fall from -ub 1024
+// to 2048).
+TEST_CASE("unfused attention: a larger micro-batch computes more masked scores", "[step][prefill]") {
+  auto time = [](int ub, bool unfused) {
+    std::vector<std::string> set{"workload.prompt_tokens=2048", "engine.prefill_ubatch=" + std::to_string(ub)};
+    if (unfused) set.push_back("engine.attention_score_bytes=16B");
+    Scenario s = llama_bench(set);
+    return StepModel(s, plan_vram(s)).prefill(PrefillPass{{{2048, 0}}}).total();
+  };
+  const double fused_growth = time(2048, false) - time(1024, false);
+  const double unfused_growth = time(2048, true) - time(1024, true);
+  CHECK(unfused_growth > fused_growth);
+  CHECK(unfused_growth > 0);
 }
 
 TEST_CASE("absorbed MLA decode attention is compute-bound, on the SMs its grid covers", "[step][mla]") {
