@@ -39,6 +39,10 @@ struct GpuSpec {
   // instructions reach (Marlin, llama.cpp's MMQ): 1 where mma.sync is the native path (Ampere,
   // Ada, consumer Blackwell), about 2/3 on Hopper, whose full rate needs wgmma.
   double mma_sync_share = 1;
+  // Dense FP32 rate of the CUDA cores (no tensor cores), FLOP per second: cores x 2 x boost
+  // clock, the datasheet's (compute.dense_fp32); 0: not given. cuBLAS SGEMM runs at it
+  // (llama.cpp's row split multiplies a prompt's row slices so: sim/row_split.h).
+  double dense_fp32_flops = 0;
   // Streaming multiprocessors (the datasheet's or whitepaper's SM count; 0: not given). A
   // kernel whose grid has fewer blocks than this runs on that many SMs only.
   int sm_count = 0;

@@ -6,9 +6,10 @@
 //   host -> card c:   latency_c (+ switch latency) + bytes / min(link_c, switch uplink)
 //   card a -> card b: direct (NVLink, or PCIe peer-to-peer over both cards' links):
 //                     route latency + bytes / slowest link on the route;
-//                     staged through host memory: (latency_a + bytes / link_a) + (latency_b + bytes / link_b),
+//                     staged through host memory, its two copies pipelined (the driver's
+//                     chunks, at their limit): max(latency_a + bytes / link_a, latency_b + bytes / link_b),
 //                     or with the links' staged_peer_latency set (the driver's fallback for
-//                     cudaMemcpyPeer): max(that, latency_a + latency_b) + bytes / link_a + bytes / link_b
+//                     cudaMemcpyPeer): max(that, latency_a, latency_b) + bytes / min(link_a, link_b)
 //   ring all-reduce of B bytes per card over N cards: 2 (N - 1) steps; in each, every card
 //                     sends B / N bytes to the next card at once (the links are distinct, so
 //                     each step takes one such transfer's time on an even machine). NCCL stages
@@ -48,8 +49,8 @@ class Fabric {
   // Counts a copy's bytes on its links without simulating it (a copy whose duration the
   // caller already knows, on an otherwise idle fabric).
   void count_card_to_card(int from, int to, double bytes);
-  // `bytes` from each (from, to) pair's first card to its second, all at once (each staged
-  // copy hop by hop: every first hop, then every second); `simulate` false only counts them.
+  // `bytes` from each (from, to) pair's first card to its second, all at once (a staged copy's
+  // two hops at once, pipelined); `simulate` false only counts them.
   void card_copies(const std::vector<std::pair<int, int>>& pairs, double bytes, bool simulate = true);
   // Every card ends with the sum of all cards' `bytes`-sized buffers (ring algorithm).
   void all_reduce(double bytes);

@@ -214,6 +214,15 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     if (s.engine.physics.decode_attention_blocks > 0 && s.model.attention.layout == workloads::AttentionLayout::Mla && card.gpu.spec.sm_count <= 0)
       config::fail(r.any("hardware"), "hardware.gpu", card.gpu.spec.name + " gives no compute.sm_count, which engine.decode_attention_blocks "
                                                       "needs for an MLA model: add the card's SM count from its datasheet");
+  // llama.cpp's row split multiplies a prompt's row slices with cuBLAS SGEMM (sim/row_split.h): it
+  // needs each card's fp32 rate.
+  if (s.cards.size() > 1 && s.engine.row_split)
+    for (const auto& card : s.cards)
+      if (card.gpu.spec.dense_fp32_flops <= 0)
+        config::fail(r.any("hardware"), "hardware.gpu",
+                     card.gpu.spec.name + " gives no compute.dense_fp32, which llama.cpp's row split (engine.split: tensor) needs: "
+                                          "its prompts' row slices run cuBLAS SGEMM on the CUDA cores; add the card's FP32 rate "
+                                          "from its datasheet");
   s.workload = workloads::decode_workload(r.map("workload"), s.engine.context);
   s.seed = static_cast<std::uint64_t>(r.optional_integer("seed", 0, std::int64_t{1} << 53).value_or(1));
   // An expert split's cards read their experts in the same layer at once: behind a PCIe switch

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/kernel_rates.h"
+#include "sim/row_split.h"
 #include "sim/step_model.h"
 
 namespace vramsim::sim {
@@ -53,8 +54,12 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
     return tiled(flops, (rows + ph.gemm_half_rows) / rows);  // fill = r / (r + h)
   };
   const bool dequantized = !host_ && ph.mmq_max_rows > 0 && tokens > ph.mmq_max_rows;
-  double seconds = dequantized ? dequant_gemm_seconds(tokens, dense_params, share)
-                               : part(dense_params, tokens, tokens <= ph.matvec_max_rows);
+  // A row slice of llama.cpp's row split on cuBLAS's path (row_slice_sgemm_seconds).
+  const bool row_slice = !host_ && s_.engine.row_split && shard_ < 1.0 &&
+                         (dequantized || (!dequantizing_gemms(s_) && tokens > ph.matvec_max_rows));
+  double seconds = row_slice     ? row_slice_sgemm_seconds(tokens, dense_params, share)
+                   : dequantized ? dequant_gemm_seconds(tokens, dense_params, share)
+                                 : part(dense_params, tokens, tokens <= ph.matvec_max_rows);
   if (!m.moe) return seconds;
   if (tokens <= ph.matvec_max_rows_experts || (ph.gemm_half_rows <= 0 && tile <= 0))
     return seconds + part(expert_params, tokens, tokens <= ph.matvec_max_rows_experts);
@@ -80,6 +85,22 @@ double StepModel::dequant_gemm_seconds(double tokens, double params, double shar
   const double gemm = std::max(2.0 * tokens * converted / (card_.gpu.spec.dense_fp16_accumulate_flops * ph.dequant_gemm_efficiency),
                                2.0 * converted / bw_);
   return conversion + gemm;
+}
+
+double StepModel::row_slice_sgemm_seconds(double tokens, double params, double share) const {
+  const auto& ph = s_.engine.physics;
+  const double converted = params * share;  // this card's rows of the weights
+  const double bits = s_.engine.other_format.bits_per_weight;
+  // ggml-cuda.cu ggml_cuda_op_mul_mat_cublas (845d01ba, 2023-12-22; the same condition in 2024 and
+  // 2025): to_fp32_cuda(src0) into a pool buffer, then cublasSgemm, for each chunk of the batch.
+  const double conversion = bits >= 32 ? 0.0 : converted * (bits / 8 + 4) / bw_;
+  const double rate = card_.gpu.spec.dense_fp32_flops * (ph.dequant_gemm_efficiency > 0 ? ph.dequant_gemm_efficiency : ph.gpu_compute_efficiency);
+  double seconds = 0;
+  for (double done = 0; done < tokens; done += kRowSplitChunk) {
+    const double t = std::min(static_cast<double>(kRowSplitChunk), tokens - done);
+    seconds += conversion + std::max(2.0 * t * converted / rate, 4.0 * converted / bw_);
+  }
+  return seconds;
 }
 
 double StepModel::prefill_gemm_seconds(std::int64_t tokens, double share, double rate) const {

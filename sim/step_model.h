@@ -201,6 +201,14 @@ class StepModel {
   // those fp16 weights and its FLOPs at the card's fp16-accumulate rate x
   // engine.dequant_gemm_efficiency. F16 weights skip the conversion.
   double dequant_gemm_seconds(double tokens, double params, double share) const;
+  // ... the dense weights' part on a card of llama.cpp's row split when cuBLAS multiplies it
+  // (16-bit weights past the matrix-vector kernels, quantized ones past mmq_max_rows): ggml takes
+  // the fp16 path only for a whole matrix (ggml_cuda_op_mul_mat_cublas: `row_diff ==
+  // src0->ne[1]`), so a row slice converts its weights to fp32 (reads them, writes 4 bytes a
+  // parameter) and runs cublasSgemm, once per 128-token chunk (kRowSplitChunk): per chunk the
+  // conversion's bytes, then the longer of reading the fp32 copy and its FLOPs at the card's
+  // CUDA-core rate (compute.dense_fp32) x dequant_gemm_efficiency (else gpu_compute_efficiency).
+  double row_slice_sgemm_seconds(double tokens, double params, double share) const;
   // The arithmetic rate (FLOP/s) of this card's matrix-vector kernels: dense fp16 x
   // engine.matvec_compute_efficiency; 0 when that is unset (they run at the GEMM rate).
   double matvec_rate() const;

@@ -506,3 +506,53 @@ TEST_CASE("a few-block decode attention kernel needs the card's SM count", "[ste
                                          "engine.decode_attention_blocks needs for an MLA model"));
   }
 }
+
+// llama.cpp's row split: a card's row slice of a weight matrix is not the whole matrix, so
+// ggml's cuBLAS path converts it to fp32 and runs SGEMM on the CUDA cores, chunk by chunk
+// (ggml_cuda_op_mul_mat_cublas: fp16 only when `row_diff == src0->ne[1]`).
+TEST_CASE("row split: a prompt's row slices run fp32 SGEMM per 128-token chunk on the cuBLAS path", "[step][prefill][row_split]") {
+  Scenario s = llama_bench({"hardware.gpu.count=2", "engine.split=tensor", "model=llama-2-7b", "engine.weights.experts=F16",
+                            "engine.weights.other=F16", "engine.mmq_max_rows=32", "engine.dequant_gemm_efficiency=0.944"});
+  REQUIRE(s.engine.row_split);
+  const auto plans = plan_cards(s);
+  const StepModel card(s, plans.at(1), 1);
+  const auto& gpu = s.cards[1].gpu.spec;
+  const auto& m = s.model;
+  const double bw = gpu.memory_bandwidth * s.engine.physics.gpu_bandwidth_efficiency;
+  const double rows = m.params_active * 0.5;  // the card's half of the weights (dense: every weight a product's)
+  const double rate = gpu.dense_fp32_flops * 0.944;
+  // 300 tokens: chunks of 128, 128 and 44, each converting the slice (2 bytes read, 4 written)
+  // and running SGEMM, bound by its FLOPs or by reading the fp32 copy.
+  double expected = 0;
+  for (double t : {128.0, 128.0, 44.0}) expected += rows * 6 / bw + std::max(2 * t * rows / rate, 4 * rows / bw);
+  CHECK(card.row_slice_sgemm_seconds(300, m.params_active, 0.5) == Approx(expected));
+  CHECK(card.ubatch_gemm_seconds(300, 0.5, gemm_rate(gpu, s)) == Approx(expected));
+  // At most matvec_max_rows tokens: the matrix-vector kernels, no fp32 path.
+  CHECK(card.ubatch_gemm_seconds(8, 0.5, gemm_rate(gpu, s)) < card.row_slice_sgemm_seconds(8, m.params_active, 0.5));
+  // A build with MMQ at every size sends quantized (Q4_0) slices to MMQ (q8_1 input): the tiled
+  // GEMM's fill curve, no fp32 path.
+  Scenario mmq = llama_bench({"hardware.gpu.count=2", "engine.split=tensor", "model=llama-2-7b"});
+  const StepModel q(mmq, plan_cards(mmq).at(1), 1);
+  const double r = 1e15, h = mmq.engine.physics.gemm_half_rows;
+  CHECK(q.ubatch_gemm_seconds(300, 0.5, r) == Approx(2 * 300 * m.params_active * 0.5 * (300 + h) / 300 / r));
+}
+
+TEST_CASE("row split: a card without its fp32 rate is refused", "[step][row_split][errors]") {
+  // The RTX 4090's description without compute.dense_fp32, as a user's file.
+  std::ifstream in(test::catalogue().root() / "gpus" / "rtx-4090.yaml");
+  std::ofstream out("gpu-without-fp32.yaml");
+  for (std::string line; std::getline(in, line);)
+    if (line.find("dense_fp32") == std::string::npos) out << line << "\n";
+  out.close();
+  const std::vector<std::string> split{"hardware.gpu.preset=gpu-without-fp32.yaml", "hardware.gpu.count=2"};
+  CHECK_NOTHROW(llama_bench(split));  // a layer split multiplies whole matrices
+  std::vector<std::string> rows = split;
+  rows.push_back("engine.split=tensor");
+  try {
+    llama_bench(rows);
+    FAIL("accepted a row split on a card without dense_fp32");
+  } catch (const config::ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("hardware.gpu: rtx-4090 gives no compute.dense_fp32, which llama.cpp's row split "
+                                         "(engine.split: tensor) needs"));
+  }
+}
