@@ -158,7 +158,7 @@ def refit(vramsim, configs, p):
 
 
 def current_value(configs, p):
-    if p["where"] == "run-set":
+    if p["where"] == "run-set" and "alternate" in p:
         with open(os.path.join(configs, "validation", p["alternate"][0] + ".yaml")) as f:
             m = re.search(rf"engine\.{p['key']}=([0-9.eE+-]+)", f.read())
     else:
@@ -206,11 +206,16 @@ def main():
                 shutil.copytree(os.path.join(ROOT, "configs"), configs)
                 if card in DECODE_FIT_CARDS:
                     rows = [r for r in fit_module.ROWS if r[0] != card]
-                    efficiency, launch_us, _ = fit_module.fit(vramsim, configs, rows)
-                    write_parameter(configs, dict(key="gpu_bandwidth_efficiency", where="llama.cpp", unit=""), efficiency)
-                    write_parameter(configs, dict(key="layer_launch", where="llama.cpp", unit="us"), launch_us)
-                    moved.append(f"gpu_bandwidth_efficiency 0.948 -> {number(efficiency)}, layer_launch 92.6 -> {number(launch_us)} us "
-                                 f"(decode fit without {card}: {len(rows)} rows)")
+                    # The fit's two parameters: a share of the bandwidth and a per-layer cost in SM
+                    # cycles (scripts/fit-llama-cpp-decode.py).
+                    share = dict(key="gpu_bandwidth_efficiency", where="llama.cpp", unit="")
+                    cycles = dict(key="layer_launch_cycles", where="llama.cpp", unit="")
+                    share_before, cycles_before = current_value(configs, share), current_value(configs, cycles)
+                    efficiency, layer_cycles, _, _ = fit_module.fit(vramsim, configs, rows)
+                    write_parameter(configs, share, efficiency)
+                    write_parameter(configs, cycles, round(layer_cycles))
+                    moved.append(f"gpu_bandwidth_efficiency {number(share_before)} -> {number(efficiency)}, layer_launch_cycles "
+                                 f"{round(cycles_before)} -> {round(layer_cycles)} (decode fit without {card}: {len(rows)} rows)")
                 for p in PARAMETERS:
                     if p["card"] != card or not p["alternate"]:
                         continue
