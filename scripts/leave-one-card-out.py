@@ -9,7 +9,7 @@ card's rows are scored, every role included (a row that calibrated something on 
 prediction once its parameter comes from another card). A parameter with no figure on another
 card is KEPT and said so: that card's error is then not independent of its own rows.
 
-Parameters of the host rather than the card (hybrid-cpu-experts' cpu_expert_share and
+Parameters of the host rather than the card (hybrid-cpu-experts' cpu_expert_bytes_per_flop and
 cpu_matrix_efficiency, calibrated on the kTransformers rig of an RTX 4090D and a Xeon Gold
 6454S) are kept: the what-if replaces the card, not the host; the rows that calibrated them stay
 calibration rows.
@@ -158,7 +158,7 @@ def refit(vramsim, configs, p):
 
 
 def current_value(configs, p):
-    if p["where"] == "run-set" and "alternate" in p:
+    if p["where"] == "run-set" and p.get("alternate"):
         with open(os.path.join(configs, "validation", p["alternate"][0] + ".yaml")) as f:
             m = re.search(rf"engine\.{p['key']}=([0-9.eE+-]+)", f.read())
     else:

@@ -33,6 +33,8 @@ enum class GemmPath {
            // fp32 input converted to fp16, the fp16 output back to fp32
   InKernel,  // a unified-memory part (Metal): ASSUMED to convert inside its product kernels
              // (kernel_mul_mm loads the fp32 input into threadgroup memory), no kernels of their own
+  Sgemm,     // a row slice of llama.cpp's row split on cuBLAS's path: cublasSgemm reads the fp32
+             // input and writes the fp32 output itself, no conversions (ggml_cuda_op_mul_mat_cublas)
 };
 
 // One token's bytes in one layer. From the graph llama.cpp builds for a llama layer
@@ -49,7 +51,7 @@ enum class GemmPath {
 //     MMQ: quantize_q8_1, 4 + 1.125 bytes per element; cuBLAS: to fp16, 4 + 2 (ggml-cuda.cu
 //     ggml_cuda_op_mul_mat_cublas, 2024: "convert src0 and src1 to fp16, multiply as fp16,
 //     convert dst to fp32")
-//   the products' outputs, cuBLAS only: fp16 to fp32, 2 + 4 bytes per element of each output
+//   the products' outputs, cuBLAS's fp16 path only: fp16 to fp32, 2 + 4 bytes per element of each output
 //     (q + 2kv + h + 2f + h)
 //   an MoE layer's combine: the routing weights' mul (8 k h) and the k - 1 adds of the experts'
 //     outputs (12 h each).

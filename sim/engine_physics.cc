@@ -84,6 +84,7 @@ EnginePhysics decode_physics(MapReader& e, bool moe, bool cache, bool pcie_reads
   p.host_prefill_overlap = e.boolean("host_prefill_overlap", true);
   p.prefill_activation_traffic = e.boolean("prefill_activation_traffic", false);
   p.attention_skips_window = e.boolean("attention_skips_window", true);
+  p.attention_skip_min_rows = e.optional_integer("attention_skip_min_rows", 0, std::int64_t{1} << 20).value_or(0);
   p.activation_value_bytes = e.optional_quantity("activation_value_bytes", Dimension::Bytes, Lower::Positive).value_or(2.0);
   if (p.activation_value_bytes > 8)
     e.fail_at("activation_value_bytes", "a hidden-state value is at most 8 bytes (fp64), got " + std::to_string(p.activation_value_bytes));

@@ -7,13 +7,16 @@
 //   card a -> card b: direct (NVLink, or PCIe peer-to-peer over both cards' links):
 //                     route latency + bytes / slowest link on the route;
 //                     staged through host memory, its two copies pipelined (the driver's
-//                     chunks, at their limit): max(latency_a + bytes / link_a, latency_b + bytes / link_b),
-//                     or with the links' staged_peer_latency set (the driver's fallback for
-//                     cudaMemcpyPeer): max(that, latency_a, latency_b) + bytes / min(link_a, link_b)
+//                     chunks, at their limit; a copy smaller than a chunk, whose hops really
+//                     follow each other, is not told apart):
+//                     max(latency_a + bytes / link_a, latency_b + bytes / link_b), plus, with the
+//                     links' staged_peer_latency S set (the driver's fallback for cudaMemcpyPeer),
+//                     max(S - max(latency_a, latency_b), 0)
 //   ring all-reduce of B bytes per card over N cards: 2 (N - 1) steps; in each, every card
 //                     sends B / N bytes to the next card at once (the links are distinct, so
 //                     each step takes one such transfer's time on an even machine). NCCL stages
-//                     through host memory itself: no driver fallback cost.
+//                     through host memory itself: no driver fallback cost, and its two hops are
+//                     kept in turn (its own protocol's pipelining is not modelled).
 // Units: bytes, seconds.
 #pragma once
 
@@ -35,8 +38,8 @@ class Fabric {
 
   // Card `c`'s link stages a copy to or from another card (no direct route) at a fixed cost
   // of `seconds[c]` (LinkSpec::staged_peer_latency_s; 0: its DMA copies' latencies alone). A
-  // staged copy between cards a and b waits the part of the larger of theirs that its two
-  // copies' link latencies do not already make up.
+  // staged copy between cards a and b waits the part of the larger of theirs that the larger of
+  // its two copies' link latencies (the hops run at once) does not already make up.
   // `link_latency[c]`: that link's own latency per copy, seconds (what the platform charges).
   void set_staged_peer_latency(std::vector<double> seconds, std::vector<double> link_latency) {
     staged_latency_ = std::move(seconds);

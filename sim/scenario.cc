@@ -10,6 +10,7 @@
 #include "sim/engines/engine_family.h"
 #include "sim/hardware_setup.h"
 #include "sim/host_experts.h"
+#include "sim/kernel_rates.h"
 #include "sim/vram_plan.h"
 #include "workloads/gguf_model.h"
 #include "workloads/layer_split.h"
@@ -195,6 +196,11 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     auto given = [&](const char* key) { return engine && engine->is_map() && engine->find(key); };
     if (s.gpu.spec.stream_share && !given("gpu_bandwidth_efficiency"))
       physics.gpu_bandwidth_efficiency = *s.gpu.spec.stream_share;
+    // Metal's flash-attention kernels skip every KV block the mask fills with -INF, causal or
+    // windowed, at any micro-batch (ggml-metal.metal kernel_flash_attn_ext at ggml a42bdfd2:
+    // `if (smax == -INFINITY) continue;`; kernel_flash_attn_ext_blk at ggml d99724f2).
+    if (!given("attention_skips_window")) physics.attention_skips_window = true;
+    if (!given("attention_skip_min_rows")) physics.attention_skip_min_rows = 0;
     if (s.gpu.spec.dispatch_latency && physics.metal_dispatches_per_layer > 0 && !physics.layer_launch_given) {
       physics.layer_launch = *s.gpu.spec.dispatch_latency * physics.metal_dispatches_per_layer;
       physics.layer_launch_given = true;
@@ -214,9 +220,10 @@ Scenario decode_scenario(const Node& root, const config::Catalogue& catalogue, c
     if (s.engine.physics.decode_attention_blocks > 0 && s.model.attention.layout == workloads::AttentionLayout::Mla && card.gpu.spec.sm_count <= 0)
       config::fail(r.any("hardware"), "hardware.gpu", card.gpu.spec.name + " gives no compute.sm_count, which engine.decode_attention_blocks "
                                                       "needs for an MLA model: add the card's SM count from its datasheet");
-  // llama.cpp's row split multiplies a prompt's row slices with cuBLAS SGEMM (sim/row_split.h): it
-  // needs each card's fp32 rate.
-  if (s.cards.size() > 1 && s.engine.row_split)
+  // llama.cpp's row split multiplies a prompt's row slices with cuBLAS SGEMM (sim/row_split.h) where
+  // cuBLAS multiplies them (16-bit weights; quantized ones past mmq_max_rows): it needs each
+  // card's fp32 rate.
+  if (s.cards.size() > 1 && s.engine.row_split && (!dequantizing_gemms(s) || s.engine.physics.mmq_max_rows > 0))
     for (const auto& card : s.cards)
       if (card.gpu.spec.dense_fp32_flops <= 0)
         config::fail(r.any("hardware"), "hardware.gpu",

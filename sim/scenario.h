@@ -143,6 +143,12 @@ struct EnginePhysics {
   // computes them masked (llama.cpp's CUDA FA: KV_max trims only the keys past a query tile,
   // fattn-common.cuh flash_attn_mask_to_KV_max, PR 14924, 2025-07-30).
   bool attention_skips_window = true;
+  // A fused kernel skips masked keys only in micro-batches of at least this many tokens; below it
+  // every query computes every key of its view (llama.cpp's CUDA FlashAttention scans the mask
+  // for KV_max only when `Q->ne[1] >= 1024 || Q->ne[3] > 1`, fattn-common.cuh since PR 14924).
+  // 0: always (FlashAttention in vLLM and SGLang skips per block; Metal's kernels skip blocks of
+  // -INF mask).
+  std::int64_t attention_skip_min_rows = 0;
   // A prompt micro-batch's element-wise kernels and its products' input and output conversions
   // move its activations through VRAM on top of the GEMMs (llama.cpp's ggml graph,
   // sim/activation_traffic.h); false: the engine's fused kernels keep them out of the step's time.

@@ -54,10 +54,7 @@ double StepModel::ubatch_gemm_seconds(double tokens, double share, double rate) 
     return tiled(flops, (rows + ph.gemm_half_rows) / rows);  // fill = r / (r + h)
   };
   const bool dequantized = !host_ && ph.mmq_max_rows > 0 && tokens > ph.mmq_max_rows;
-  // A row slice of llama.cpp's row split on cuBLAS's path (row_slice_sgemm_seconds).
-  const bool row_slice = !host_ && s_.engine.row_split && shard_ < 1.0 &&
-                         (dequantized || (!dequantizing_gemms(s_) && tokens > ph.matvec_max_rows));
-  double seconds = row_slice     ? row_slice_sgemm_seconds(tokens, dense_params, share)
+  double seconds = row_slice_sgemm(tokens) ? row_slice_sgemm_seconds(tokens, dense_params, share)
                    : dequantized ? dequant_gemm_seconds(tokens, dense_params, share)
                                  : part(dense_params, tokens, tokens <= ph.matvec_max_rows);
   if (!m.moe) return seconds;
@@ -85,6 +82,13 @@ double StepModel::dequant_gemm_seconds(double tokens, double params, double shar
   const double gemm = std::max(2.0 * tokens * converted / (card_.gpu.spec.dense_fp16_accumulate_flops * ph.dequant_gemm_efficiency),
                                2.0 * converted / bw_);
   return conversion + gemm;
+}
+
+bool StepModel::row_slice_sgemm(double tokens) const {
+  const auto& ph = s_.engine.physics;
+  if (host_ || !s_.engine.row_split || shard_ >= 1.0) return false;
+  const bool dequantized = ph.mmq_max_rows > 0 && tokens > ph.mmq_max_rows;
+  return dequantized || (!dequantizing_gemms(s_) && tokens > ph.matvec_max_rows);
 }
 
 double StepModel::row_slice_sgemm_seconds(double tokens, double params, double share) const {

@@ -107,6 +107,7 @@ void StepModel::init(const VramPlan& plan) {
     const bool metal = card_.gpu.spec.unified();
     prompt_activation_mmq_ = activation_bytes_per_token_layer(w, metal ? GemmPath::InKernel : GemmPath::Mmq, unfused, c);
     prompt_activation_cublas_ = activation_bytes_per_token_layer(w, metal ? GemmPath::InKernel : GemmPath::Cublas, unfused, c);
+    prompt_activation_sgemm_ = activation_bytes_per_token_layer(w, GemmPath::Sgemm, unfused, c);
   }
 }
 
@@ -286,28 +287,31 @@ double attended_pairs(std::int64_t tokens, std::int64_t cached, std::int64_t win
 }
 }  // namespace
 
-double StepModel::attention_pairs(std::int64_t tokens, std::int64_t cached, std::optional<std::int64_t> window) const {
+double StepModel::attention_pairs(std::int64_t tokens, std::int64_t cached, std::optional<std::int64_t> window,
+                                  std::int64_t ubatch_tokens) const {
   const auto& ph = s_.engine.physics;
   const double p = static_cast<double>(tokens);
-  // The keys a layer's KV view holds before the micro-batch: every cached one, or for a windowed
+  // The keys a layer's KV view holds before these queries: every cached one, or for a windowed
   // layer the window's (llama.cpp's cache for sliding-window layers keeps the window and the
   // micro-batch, llama-kv-cache-iswa; builds before May 2025 kept them all: not modelled).
   const double before = static_cast<double>(window ? std::min(cached, *window) : cached);
-  if (ph.attention_score_bytes > 0) return p * (before + p);  // unfused: the whole view, masked or not
+  const double view = p * (before + p);  // every key of the view, masked or not
+  if (ph.attention_score_bytes > 0) return view;  // unfused
+  if (ubatch_tokens < ph.attention_skip_min_rows) return view;  // fused, but no masked key skipped
   if (!window) return attended_pairs(tokens, cached, cached + tokens);
   if (ph.attention_skips_window) return attended_pairs(tokens, cached, *window);
   return p * before + p * (p + 1) / 2;  // fused, the window's mask computed: each query's earlier keys of the view
 }
 
-double StepModel::prefill_attention_flops(std::int64_t tokens, std::int64_t cached) const {
+double StepModel::prefill_attention_flops(std::int64_t tokens, std::int64_t cached, std::int64_t ubatch_tokens) const {
   const auto& m = s_.model;
   if (tokens <= 0) return 0.0;
   const double per_pair = 4.0 * m.attention.query_heads * m.attention.head_dim;
   const auto& window = m.attention.sliding_window;
   const bool windowed = window && m.attention.layout != workloads::AttentionLayout::Mla;
   const double windowed_layers = windowed ? window->layers : 0.0;
-  const double pairs = (m.layers - windowed_layers) * attention_pairs(tokens, cached, std::nullopt) +
-                       (windowed ? windowed_layers * attention_pairs(tokens, cached, window->window_tokens) : 0.0);
+  const double pairs = (m.layers - windowed_layers) * attention_pairs(tokens, cached, std::nullopt, ubatch_tokens) +
+                       (windowed ? windowed_layers * attention_pairs(tokens, cached, window->window_tokens, ubatch_tokens) : 0.0);
   return per_pair * pairs / m.layers * (attention_share_ * layers_);
 }
 
@@ -327,17 +331,19 @@ void StepModel::for_each_ubatch(const std::vector<PromptSequence>& sequences,
   std::int64_t total = 0;
   for (const auto& q : sequences) total += q.tokens;
   const std::int64_t size = ubatch_split(total).size;
+  std::int64_t started = 0;  // tokens of the micro-batches before this one
   UbatchWork u;
   for (const auto& q : sequences)
     for (std::int64_t done = 0; done < q.tokens;) {
       const std::int64_t take = std::min(q.tokens - done, size - u.tokens);
-      u.attention_flops += prefill_attention_flops(take, q.cached + done);
+      u.attention_flops += prefill_attention_flops(take, q.cached + done, std::min(size, total - started));
       done += take;
       u.kv_positions += static_cast<double>(attended_tokens(s_.model, q.cached + done));
       u.tokens += take;
       if (u.tokens == size) {
         u.full = true;
         f(u);
+        started += size;
         u = {};
       }
     }
@@ -372,9 +378,13 @@ StepCosts StepModel::prefill(const PrefillPass& pass) const {
     // their own: bytes beyond the GEMMs' time. attention_flops counts 4 x head_dim per score.
     const double scores = u.attention_flops / (4.0 * m.attention.head_dim);
     // The element-wise kernels and conversions (engine.prefill_activation_traffic): cuBLAS's
-    // for 16-bit weights and for quantized ones past mmq_max_rows, MMQ's otherwise.
+    // for 16-bit weights and for quantized ones past mmq_max_rows, MMQ's otherwise; a row slice's
+    // SGEMM converts nothing.
     const bool cublas = !dequantizing_gemms(s_) || (ph.mmq_max_rows > 0 && u.tokens > ph.mmq_max_rows);
-    const double activations = static_cast<double>(u.tokens) * layers_ * (cublas ? prompt_activation_cublas_ : prompt_activation_mmq_);
+    const double per_token = row_slice_sgemm(static_cast<double>(u.tokens)) ? prompt_activation_sgemm_
+                             : cublas                                     ? prompt_activation_cublas_
+                                                                          : prompt_activation_mmq_;
+    const double activations = static_cast<double>(u.tokens) * layers_ * per_token;
     const double work = ubatch_gemm_seconds(static_cast<double>(u.tokens), share, rate) + u.attention_flops / attention_rate +
                         (scores * ph.attention_score_bytes + activations) / bw_;
     const double bandwidth_bound = read / bw_ + launches;

@@ -209,6 +209,9 @@ class StepModel {
   // conversion's bytes, then the longer of reading the fp32 copy and its FLOPs at the card's
   // CUDA-core rate (compute.dense_fp32) x dequant_gemm_efficiency (else gpu_compute_efficiency).
   double row_slice_sgemm_seconds(double tokens, double params, double share) const;
+  // Whether a micro-batch of `tokens` multiplies this card's row slices with cuBLAS SGEMM (the
+  // conditions above: llama.cpp's row split, cuBLAS's path).
+  bool row_slice_sgemm(double tokens) const;
   // The arithmetic rate (FLOP/s) of this card's matrix-vector kernels: dense fp16 x
   // engine.matvec_compute_efficiency; 0 when that is unset (they run at the GEMM rate).
   double matvec_rate() const;
@@ -224,15 +227,17 @@ class StepModel {
   // This card's per-layer fixed cost over its layers (layer_launch each; 0 for CPU layers).
   double layer_launches() const;
   // (query, key) pairs one layer's attention kernels compute for `tokens` prompt positions after
-  // `cached` ones already in the KV cache, for a full layer (no window) or a sliding-window layer
-  // of `window` keys: the pairs the causal (and window) mask keeps when the kernels skip the rest,
-  // more when they compute masked pairs (engine.attention_score_bytes, attention_skips_window).
-  double attention_pairs(std::int64_t tokens, std::int64_t cached, std::optional<std::int64_t> window) const;
+  // `cached` ones already in the KV cache, in a micro-batch of `ubatch_tokens`, for a full layer
+  // (no window) or a sliding-window layer of `window` keys: the pairs the causal (and window)
+  // mask keeps when the kernels skip the rest, more when they compute masked pairs
+  // (engine.attention_score_bytes, attention_skip_min_rows, attention_skips_window).
+  double attention_pairs(std::int64_t tokens, std::int64_t cached, std::optional<std::int64_t> window,
+                         std::int64_t ubatch_tokens) const;
   // FLOPs of one sequence's prefill attention on this card: scores and weighted values, 4 x
   // query_heads x head_dim per (query, key) pair its layers compute (attention_pairs), for
-  // `tokens` new positions after `cached` ones (a reused prefix, tokens computed before). This
-  // card's layers and heads.
-  double prefill_attention_flops(std::int64_t tokens, std::int64_t cached) const;
+  // `tokens` new positions after `cached` ones (a reused prefix, tokens computed before) in a
+  // micro-batch of `ubatch_tokens`. This card's layers and heads.
+  double prefill_attention_flops(std::int64_t tokens, std::int64_t cached, std::int64_t ubatch_tokens) const;
 
   // Micro-batches of a prompt of `tokens` (engine.prefill_ubatch; 0: one batch): `full` ones of
   // `size` tokens (the prompt itself when it fits one) and a last one of `rest` (0: none).
@@ -297,7 +302,7 @@ class StepModel {
   double activation_bytes_ = 0;  // one token's hidden state, each way
   // engine.prefill_activation_traffic: one prompt token's bytes per layer through VRAM outside
   // the GEMMs (sim/activation_traffic.h), by its products' path; 0 without.
-  double prompt_activation_mmq_ = 0, prompt_activation_cublas_ = 0;
+  double prompt_activation_mmq_ = 0, prompt_activation_cublas_ = 0, prompt_activation_sgemm_ = 0;
 };
 
 }  // namespace vramsim::sim

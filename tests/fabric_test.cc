@@ -2,6 +2,7 @@
 // (sim/fabric.h). Each TEST_CASE runs in its own process (one SimGrid engine per process).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -73,6 +74,18 @@ TEST_CASE("a staged copy between cards waits the driver's fallback latency, once
   CHECK(t[1] == Approx(staged + 2 * b / kX16).epsilon(1e-9));
   CHECK(t[2] == 0.0);
   CHECK(t[3] == Approx(4 * (kPcieLat + b / 3 / kX16 + kPcieLat + b / 3 / kX16)).epsilon(1e-7));
+}
+
+TEST_CASE("a staged copy between links of different latencies: the hops at once, the fixed cost on top", "[sim][fabric]") {
+  const double b = 16 * kMB, staged = 15e-6, slow = 5e-6;
+  PlatformSpec spec = cards({kX16, kX4});
+  spec.card_links[1].latency = slow;
+  auto t = measure(spec, [&](Fabric& f, std::vector<double>& out) {
+    f.set_staged_peer_latency({staged, staged}, {kPcieLat, slow});
+    out.push_back(timed([&] { f.card_to_card(0, 1, b); }));
+  });
+  // max(S - max(latencies), 0) + max(latency_a + B / link_a, latency_b + B / link_b)
+  CHECK(t[0] == Approx((staged - slow) + std::max(kPcieLat + b / kX16, slow + b / kX4)).epsilon(1e-9));
 }
 
 TEST_CASE("peer-to-peer over PCIe crosses both cards' links, the slower one sets the rate", "[sim][fabric]") {

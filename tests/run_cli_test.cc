@@ -81,7 +81,7 @@ TEST_CASE("bad scenarios are refused with exit 2 and one clear message", "[run][
       {"engine.mmq_max_rows=32", "engine.mmq_max_rows: a build that dequantizes larger GEMMs to fp16 (mmq_max_rows > 0) needs dequant_gemm_efficiency"},
       {"engine.dequant_gemm_efficiency=0.5", "engine.dequant_gemm_efficiency: applies only with mmq_max_rows > 0"},
       {"hardware.gpu.compute.dense_fp16_accumulate=1TFLOPS", "the fp16-accumulate tensor rate cannot be below the fp32-accumulate one"},
-      {"hardware.gpu.compute.dense_fp32=1PFLOPS", "hardware.gpu.compute.dense_fp32: the CUDA cores' fp32 rate cannot exceed the fp16 tensor rate"},
+      {"hardware.gpu.compute.dense_fp32=0TFLOPS", "hardware.gpu.compute.dense_fp32: must be greater than zero"},
       {"model.moe.experts_per_token=600", "top-k (600) cannot exceed the number of experts (512)"},
       {"hardware.host.memory.capacity=16GiB", "do not fit in xeon-gold-5218-x2's RAM"},
       {"model=llama-3.1-8b --set engine.speculative.kind=none", "llama-3.1-8b does not fit this card: card 0 (layers 0-31) needs"},

@@ -413,40 +413,60 @@ TEST_CASE("unfused attention moves its scores through VRAM: a long prompt's pref
   const auto& ph = unfused.engine.physics;
   const auto& gpu = unfused.cards[0].gpu.spec;
   // Eight micro-batches of 512: the i-th computes 512 queries against all 512 x i keys of its view,
-  // masked or not; the fused kernel computes the causal 4096 x 4097 / 2.
+  // masked or not. So does the preset's FlashAttention below 1,024 tokens, with the scores on chip.
   REQUIRE(ph.prefill_ubatch == 512);
-  const double view = 512.0 * 512.0 * 36, causal = 4096.0 * 4097.0 / 2;
+  const double view = 512.0 * 512.0 * 36;
   const double heads = static_cast<double>(m.layers) * m.attention.query_heads;
-  // Every (query, key, head) score of the views, 16 bytes each, at the card's bandwidth; the
-  // masked pairs' FLOPs at the attention rate.
-  const double bytes = heads * view * 16 / (gpu.memory_bandwidth * ph.gpu_bandwidth_efficiency);
-  const double flops = heads * (view - causal) * 4 * m.attention.head_dim / (gpu.dense_fp16_flops * ph.gpu_compute_efficiency);
-  CHECK(b - a == Approx(bytes + flops).epsilon(0.02));
+  // Every (query, key, head) score of the views, 16 bytes each, at the card's bandwidth.
+  CHECK(b - a == Approx(heads * view * 16 / (gpu.memory_bandwidth * ph.gpu_bandwidth_efficiency)).epsilon(0.02));
 }
 
 // Which (query, key) pairs a micro-batch's attention computes: the causal ones (fused kernels
 // that skip the masked keys), every key of the KV view (unfused: ggml's KQ product and softmax
-// over n_kv), or a sliding window's masked keys too (llama.cpp's FlashAttention trims only the
-// keys after a query tile).
+// over n_kv; llama.cpp's FlashAttention below 1,024 tokens, where it does not scan the mask), or
+// a sliding window's masked keys too (llama.cpp's FlashAttention trims only the keys after a
+// query tile).
 TEST_CASE("prefill attention computes the pairs its kernels do not skip", "[step][prefill]") {
   Scenario window = llama_bench({});
   window.engine.physics.attention_skips_window = true;
+  window.engine.physics.attention_skip_min_rows = 0;
   Scenario masked = llama_bench({});
   REQUIRE_FALSE(masked.engine.physics.attention_skips_window);  // the llama.cpp preset
+  REQUIRE(masked.engine.physics.attention_skip_min_rows == 1024);
   Scenario unfused = llama_bench({"engine.attention_score_bytes=16B"});
   const StepModel w(window, plan_vram(window)), k(masked, plan_vram(masked)), u(unfused, plan_vram(unfused));
+  const std::int64_t big = 1024;  // a micro-batch at llama.cpp's threshold
   // A full layer: 100 queries after 300 cached positions.
-  CHECK(w.attention_pairs(100, 300, std::nullopt) == Approx(100.0 * 300 + 100.0 * 101 / 2));
-  CHECK(k.attention_pairs(100, 300, std::nullopt) == Approx(100.0 * 300 + 100.0 * 101 / 2));
-  CHECK(u.attention_pairs(100, 300, std::nullopt) == Approx(100.0 * 400));
+  CHECK(w.attention_pairs(100, 300, std::nullopt, big) == Approx(100.0 * 300 + 100.0 * 101 / 2));
+  CHECK(k.attention_pairs(100, 300, std::nullopt, big) == Approx(100.0 * 300 + 100.0 * 101 / 2));
+  CHECK(u.attention_pairs(100, 300, std::nullopt, big) == Approx(100.0 * 400));
   // A layer of a 128-key window: the window's keys, or the view the cache keeps (128 + 100).
-  CHECK(w.attention_pairs(100, 300, 128) == Approx(100.0 * 128));
-  CHECK(k.attention_pairs(100, 300, 128) == Approx(100.0 * 128 + 100.0 * 101 / 2));
-  CHECK(u.attention_pairs(100, 300, 128) == Approx(100.0 * 228));
+  CHECK(w.attention_pairs(100, 300, 128, big) == Approx(100.0 * 128));
+  CHECK(k.attention_pairs(100, 300, 128, big) == Approx(100.0 * 128 + 100.0 * 101 / 2));
+  CHECK(u.attention_pairs(100, 300, 128, big) == Approx(100.0 * 228));
   // Before the window fills, every kernel sees the same causal keys (unfused: its whole view).
-  CHECK(w.attention_pairs(50, 0, 128) == Approx(50.0 * 51 / 2));
-  CHECK(k.attention_pairs(50, 0, 128) == Approx(50.0 * 51 / 2));
-  CHECK(u.attention_pairs(50, 0, 128) == Approx(50.0 * 50));
+  CHECK(w.attention_pairs(50, 0, 128, big) == Approx(50.0 * 51 / 2));
+  CHECK(k.attention_pairs(50, 0, 128, big) == Approx(50.0 * 51 / 2));
+  CHECK(u.attention_pairs(50, 0, 128, big) == Approx(50.0 * 50));
+  // The window fills inside the micro-batch (100 cached, 50 new, window 128): query i sees
+  // min(100 + i, 128) keys when skipped; the view holds all 100 cached keys.
+  CHECK(w.attention_pairs(50, 100, 128, big) == Approx(28.0 * 100 + 28.0 * 29 / 2 + 22.0 * 128));
+  CHECK(k.attention_pairs(50, 100, 128, big) == Approx(50.0 * 100 + 50.0 * 51 / 2));
+  // Below llama.cpp's 1,024 tokens its FlashAttention computes the whole view, like unfused.
+  CHECK(k.attention_pairs(100, 300, std::nullopt, 512) == Approx(100.0 * 400));
+  CHECK(k.attention_pairs(100, 300, 128, 512) == Approx(100.0 * 228));
+  CHECK(w.attention_pairs(100, 300, std::nullopt, 512) == Approx(100.0 * 300 + 100.0 * 101 / 2));
+}
+
+// On an Apple part llama.cpp's Metal kernels skip every masked block, whatever the preset says
+// of CUDA's: a scenario's own value is kept.
+TEST_CASE("Metal's flash attention skips masked keys at any micro-batch", "[step][prefill][unified]") {
+  const Scenario metal = test::bundled_scenario("llama-bench-mac");
+  REQUIRE(metal.gpu.spec.unified());
+  CHECK(metal.engine.physics.attention_skips_window);
+  CHECK(metal.engine.physics.attention_skip_min_rows == 0);
+  const Scenario given = test::bundled_scenario("llama-bench-mac", {"engine.attention_skip_min_rows=64"});
+  CHECK(given.engine.physics.attention_skip_min_rows == 64);
 }
 
 // The unfused graph's view grows with the micro-batch: one 2,048-token micro-batch computes
@@ -464,6 +484,18 @@ TEST_CASE("unfused attention: a larger micro-batch computes more masked scores",
   const double unfused_growth = time(2048, true) - time(1024, true);
   CHECK(unfused_growth > fused_growth);
   CHECK(unfused_growth > 0);
+  // The difference is the views' scores: 2,048 x 2,048 against 1,024 x (1,024 + 2,048), 16 bytes
+  // each through VRAM and their FLOPs; the fused kernels compute the causal pairs at both sizes
+  // (1,024 tokens is llama.cpp's scan threshold).
+  Scenario s = llama_bench({"engine.attention_score_bytes=16B"});
+  const auto& m = s.model;
+  const auto& gpu = s.cards[0].gpu.spec;
+  const auto& ph = s.engine.physics;
+  const double heads = static_cast<double>(m.layers) * m.attention.query_heads;
+  const double unfused_extra = 2048.0 * 2048 - 1024.0 * 3072;
+  const double flop = heads * 4 * m.attention.head_dim / (gpu.dense_fp16_flops * ph.gpu_compute_efficiency);
+  const double byte = heads * 16 / (gpu.memory_bandwidth * ph.gpu_bandwidth_efficiency);
+  CHECK(unfused_growth - fused_growth == Approx(unfused_extra * (flop + byte)).epsilon(0.02));
 }
 
 TEST_CASE("absorbed MLA decode attention is compute-bound, on the SMs its grid covers", "[step][mla]") {
@@ -527,14 +559,30 @@ TEST_CASE("row split: a prompt's row slices run fp32 SGEMM per 128-token chunk o
   for (double t : {128.0, 128.0, 44.0}) expected += rows * 6 / bw + std::max(2 * t * rows / rate, 4 * rows / bw);
   CHECK(card.row_slice_sgemm_seconds(300, m.params_active, 0.5) == Approx(expected));
   CHECK(card.ubatch_gemm_seconds(300, 0.5, gemm_rate(gpu, s)) == Approx(expected));
-  // At most matvec_max_rows tokens: the matrix-vector kernels, no fp32 path.
-  CHECK(card.ubatch_gemm_seconds(8, 0.5, gemm_rate(gpu, s)) < card.row_slice_sgemm_seconds(8, m.params_active, 0.5));
+  // At most matvec_max_rows tokens: the matrix-vector kernels (their arithmetic at matvec_rate), no fp32 path.
+  CHECK_FALSE(card.row_slice_sgemm(8));
+  CHECK(card.ubatch_gemm_seconds(8, 0.5, gemm_rate(gpu, s)) == Approx(2 * 8 * m.params_active * 0.5 / card.matvec_rate()));
+  // Q4_0 past mmq_max_rows: the conversion reads its 4.5 bits a weight and writes 4 bytes.
+  Scenario q4 = llama_bench({"hardware.gpu.count=2", "engine.split=tensor", "model=llama-2-7b", "engine.mmq_max_rows=32",
+                             "engine.dequant_gemm_efficiency=0.944"});
+  const StepModel q4card(q4, plan_cards(q4).at(1), 1);
+  const double bits = q4.engine.other_format.bits_per_weight;
+  REQUIRE(bits == Approx(4.5));
+  double q4_expected = 0;
+  for (double t : {128.0, 128.0, 44.0}) q4_expected += rows * (bits / 8 + 4) / bw + std::max(2 * t * rows / rate, 4 * rows / bw);
+  CHECK(q4card.ubatch_gemm_seconds(300, 0.5, gemm_rate(gpu, q4)) == Approx(q4_expected));
+  CHECK_FALSE(q4card.row_slice_sgemm(32));  // up to mmq_max_rows: MMQ on q8_1 input
   // A build with MMQ at every size sends quantized (Q4_0) slices to MMQ (q8_1 input): the tiled
   // GEMM's fill curve, no fp32 path.
   Scenario mmq = llama_bench({"hardware.gpu.count=2", "engine.split=tensor", "model=llama-2-7b"});
   const StepModel q(mmq, plan_cards(mmq).at(1), 1);
   const double r = 1e15, h = mmq.engine.physics.gemm_half_rows;
+  CHECK_FALSE(q.row_slice_sgemm(300));
   CHECK(q.ubatch_gemm_seconds(300, 0.5, r) == Approx(2 * 300 * m.params_active * 0.5 * (300 + h) / 300 / r));
+  // vLLM's tensor parallelism multiplies whole shards of every matrix: no SGEMM path.
+  Scenario tp = test::bundled_scenario("llama8b-h100-vllm", {"hardware.gpu.count=2", "engine.split=tensor"});
+  REQUIRE_FALSE(tp.engine.row_split);
+  CHECK_FALSE(StepModel(tp, plan_cards(tp).at(1), 1).row_slice_sgemm(300));
 }
 
 TEST_CASE("row split: a card without its fp32 rate is refused", "[step][row_split][errors]") {
@@ -548,6 +596,9 @@ TEST_CASE("row split: a card without its fp32 rate is refused", "[step][row_spli
   CHECK_NOTHROW(llama_bench(split));  // a layer split multiplies whole matrices
   std::vector<std::string> rows = split;
   rows.push_back("engine.split=tensor");
+  CHECK_NOTHROW(llama_bench(rows));  // Q4_0 with MMQ at every size: no SGEMM
+  rows.push_back("engine.weights.experts=F16");
+  rows.push_back("engine.weights.other=F16");
   try {
     llama_bench(rows);
     FAIL("accepted a row split on a card without dense_fp32");
